@@ -1,0 +1,128 @@
+package apiserver
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	restwatch "k8s.io/client-go/rest/watch"
+)
+
+// The workshop cluster speaks what kube-apiserver speaks to client-go:
+// JSON, and protobuf, which client-go's typed clients use by default for
+// built-in types (gentype's UseProtobufAsDefaultIfPreferred). Both come
+// from client-go's own scheme, so the bytes are the ones a real server
+// would send.
+var codecs = scheme.Codecs
+
+const (
+	mediaJSON     = runtime.ContentTypeJSON
+	mediaProtobuf = runtime.ContentTypeProtobuf
+)
+
+// negotiate picks the response media type from the Accept header, as
+// kube-apiserver does: the first supported type, JSON when there is no
+// preference. Ranges asking for another shape (as=Table) are skipped.
+func negotiate(r *http.Request) (runtime.SerializerInfo, bool) {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		accept = mediaJSON
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || params["as"] != "" {
+			continue
+		}
+		switch mediaType {
+		case "*/*", "application/*":
+			mediaType = mediaJSON
+		}
+		if info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType); ok && info.StreamSerializer != nil {
+			return info, true
+		}
+	}
+	return runtime.SerializerInfo{}, false
+}
+
+// encodeObject writes obj in the negotiated media type, with kind and
+// apiVersion set. Stored objects are shared, so it encodes a copy.
+func encodeObject(w io.Writer, info runtime.SerializerInfo, obj runtime.Object, res *Resource) error {
+	return info.Serializer.Encode(typed(obj, res), w)
+}
+
+func typed(obj runtime.Object, res *Resource) runtime.Object {
+	if _, isStatus := obj.(*metav1.Status); isStatus {
+		return obj
+	}
+	obj = obj.DeepCopyObject()
+	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind())
+	return obj
+}
+
+// watchEncoder writes watch frames: for JSON one {"type":…,"object":…}
+// per line, for protobuf length-prefixed WatchEvent messages. It is
+// client-go's own watch encoder, the mirror of the decoder it reads with.
+type watchEncoder struct {
+	enc *restwatch.Encoder
+	res *Resource
+}
+
+func newWatchEncoder(w io.Writer, info runtime.SerializerInfo, res *Resource) *watchEncoder {
+	framed := info.StreamSerializer.Framer.NewFrameWriter(w)
+	return &watchEncoder{
+		enc: restwatch.NewEncoder(streaming.NewEncoder(framed, info.StreamSerializer.Serializer), info.Serializer),
+		res: res,
+	}
+}
+
+func (e *watchEncoder) encode(typ watch.EventType, obj runtime.Object) error {
+	return e.enc.Encode(&watch.Event{Type: typ, Object: typed(obj, e.res)})
+}
+
+// watchContentType is the Content-Type of a watch response.
+func watchContentType(info runtime.SerializerInfo) string {
+	if info.MediaType == mediaProtobuf {
+		return mediaProtobuf + ";stream=watch"
+	}
+	return info.MediaType
+}
+
+// decodeObject reads a request body (JSON, YAML or protobuf) as an object
+// of res's kind.
+func decodeObject(body []byte, contentType string, res *Resource) (runtime.Object, error) {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType == "" {
+		mediaType = mediaJSON
+	}
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", res.GroupResource(), "",
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(supportedMediaTypes(), ", ")), 0, false)
+	}
+	want := res.GroupVersionKind()
+	obj, gvk, err := info.Serializer.Decode(body, &want, res.New())
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if *gvk != want {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is of kind %s, but %s was expected", gvk, want))
+	}
+	clearTypeMeta(obj)
+	return obj, nil
+}
+
+func supportedMediaTypes() []string {
+	var out []string
+	for _, info := range codecs.SupportedMediaTypes() {
+		out = append(out, info.MediaType)
+	}
+	return out
+}

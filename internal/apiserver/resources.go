@@ -1,0 +1,282 @@
+package apiserver
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// Resource declares one REST resource the workshop cluster serves. Adding a
+// resource means adding one entry to [resources]: the store and the HTTP
+// layer are generic.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string // e.g. "Pod"; the list kind is Kind+"List"
+	ShortNames []string
+	Namespaced bool
+
+	New     func() runtime.Object // an empty object of Kind
+	NewList func() runtime.Object // an empty list of Kind
+
+	// StatusSubresource: PUT .../status writes only .status, and a PUT of
+	// the main resource leaves .status as it was.
+	StatusSubresource bool
+	// Generation: metadata.generation starts at 1 and grows when .spec
+	// changes (and when deletion starts), as kube-apiserver does for pods
+	// and deployments. ConfigMaps, Namespaces and Nodes have none.
+	Generation bool
+	// GracefulDelete: a DELETE first stamps deletionTimestamp (a MODIFIED
+	// event), then removes the object (DELETED), and answers with the
+	// object. This is what kube-apiserver does for a pod bound to no node
+	// (transcripts 21, 37, 39). Others answer a Status and emit one DELETED.
+	GracefulDelete bool
+	// NameIsLabel: names must be DNS-1123 labels (namespaces), not subdomains.
+	NameIsLabel bool
+
+	// Fields returns the field-selector fields of an object. Every
+	// resource supports metadata.name and metadata.namespace.
+	Fields func(obj runtime.Object) fields.Set
+	// Default fills server-side defaults on create, as kube-apiserver's
+	// defaulting and admission would.
+	Default func(obj runtime.Object, now metav1.Time)
+}
+
+// GroupResource is what Status errors name ("pods", "deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource { return r.GVR.GroupResource() }
+
+// GroupVersionKind of the objects of this resource.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GVR.GroupVersion().WithKind(r.Kind)
+}
+
+// String is how the request log names the resource: "pods", "deployments.apps".
+func (r *Resource) String() string { return r.GroupResource().String() }
+
+// resources is the resource table of the workshop cluster.
+var resources = []*Resource{
+	{
+		GVR:  corev1.SchemeGroupVersion.WithResource("namespaces"),
+		Kind: "Namespace", ShortNames: []string{"ns"},
+		New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
+		StatusSubresource: true, NameIsLabel: true,
+		Fields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
+		},
+		Default: defaultNamespace,
+	},
+	{
+		GVR:  corev1.SchemeGroupVersion.WithResource("nodes"),
+		Kind: "Node", ShortNames: []string{"no"},
+		New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
+		StatusSubresource: true,
+		Fields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"spec.unschedulable": fmt.Sprint(obj.(*corev1.Node).Spec.Unschedulable)}
+		},
+	},
+	{
+		GVR:  corev1.SchemeGroupVersion.WithResource("pods"),
+		Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true,
+		New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
+		StatusSubresource: true, Generation: true, GracefulDelete: true,
+		Fields:  podFields,
+		Default: defaultPod,
+	},
+	{
+		GVR:  corev1.SchemeGroupVersion.WithResource("configmaps"),
+		Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true,
+		New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+	},
+	{
+		GVR:  appsv1.SchemeGroupVersion.WithResource("deployments"),
+		Kind: "Deployment", ShortNames: []string{"deploy"}, Namespaced: true,
+		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
+		StatusSubresource: true, Generation: true,
+		Default: defaultDeployment,
+	},
+}
+
+// fieldsOf returns every field-selector field of obj: the common metadata
+// fields plus the resource's own.
+func (r *Resource) fieldsOf(obj runtime.Object) fields.Set {
+	m := metaOf(obj)
+	set := fields.Set{"metadata.name": m.GetName()}
+	if r.Namespaced {
+		set["metadata.namespace"] = m.GetNamespace()
+	}
+	if r.Fields != nil {
+		for k, v := range r.Fields(obj) {
+			set[k] = v
+		}
+	}
+	return set
+}
+
+// checkFieldSelector rejects a selector on a field the resource does not
+// support, with kube-apiserver's message (transcript 09).
+func (r *Resource) checkFieldSelector(sel fields.Selector) error {
+	if sel == nil || sel.Empty() {
+		return nil
+	}
+	supported := r.fieldsOf(r.New())
+	for _, req := range sel.Requirements() {
+		if _, ok := supported[req.Field]; !ok {
+			return fmt.Errorf("field label not supported: %s", req.Field)
+		}
+	}
+	return nil
+}
+
+func podFields(obj runtime.Object) fields.Set {
+	p := obj.(*corev1.Pod)
+	return fields.Set{
+		"spec.nodeName":           p.Spec.NodeName,
+		"spec.restartPolicy":      string(p.Spec.RestartPolicy),
+		"spec.schedulerName":      p.Spec.SchedulerName,
+		"spec.serviceAccountName": p.Spec.ServiceAccountName,
+		"spec.hostNetwork":        fmt.Sprint(p.Spec.HostNetwork),
+		"status.phase":            string(p.Status.Phase),
+		"status.podIP":            p.Status.PodIP,
+		"status.nominatedNodeName": p.Status.NominatedNodeName,
+	}
+}
+
+// defaultNamespace mirrors kube-apiserver: the metadata.name label, the
+// kubernetes finalizer and phase Active (transcript 00).
+func defaultNamespace(obj runtime.Object, _ metav1.Time) {
+	ns := obj.(*corev1.Namespace)
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[corev1.LabelMetadataName] = ns.Name
+	ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+}
+
+// defaultPod fills what kube-apiserver's defaulting and admission add to a
+// pod (transcript 01), so that objects read the same in both modes.
+func defaultPod(obj runtime.Object, now metav1.Time) {
+	p := obj.(*corev1.Pod)
+	s := &p.Spec
+	for i := range s.Containers {
+		c := &s.Containers[i]
+		if c.TerminationMessagePath == "" {
+			c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+		}
+		if c.TerminationMessagePolicy == "" {
+			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+		}
+		if c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+			if tagIsLatest(c.Image) {
+				c.ImagePullPolicy = corev1.PullAlways
+			}
+		}
+	}
+	if s.RestartPolicy == "" {
+		s.RestartPolicy = corev1.RestartPolicyAlways
+	}
+	if s.TerminationGracePeriodSeconds == nil {
+		s.TerminationGracePeriodSeconds = ptr.To[int64](corev1.DefaultTerminationGracePeriodSeconds)
+	}
+	if s.DNSPolicy == "" {
+		s.DNSPolicy = corev1.DNSClusterFirst
+	}
+	if s.SecurityContext == nil {
+		s.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	if s.SchedulerName == "" {
+		s.SchedulerName = corev1.DefaultSchedulerName
+	}
+	// The DefaultTolerationSeconds admission plugin.
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		s.Tolerations = append(s.Tolerations, corev1.Toleration{
+			Key: key, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300),
+		})
+	}
+	if s.Priority == nil {
+		s.Priority = ptr.To[int32](0)
+	}
+	if s.EnableServiceLinks == nil {
+		s.EnableServiceLinks = ptr.To(true)
+	}
+	if s.PreemptionPolicy == nil {
+		pp := corev1.PreemptLowerPriority
+		s.PreemptionPolicy = &pp
+	}
+	if p.Status.Phase == "" {
+		p.Status.Phase = corev1.PodPending
+	}
+	if len(s.SchedulingGates) > 0 && s.NodeName == "" {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			LastTransitionTime: now,
+			Reason:             corev1.PodReasonSchedulingGated,
+			Message:            "Scheduling is blocked due to non-empty scheduling gates",
+		})
+	}
+	if p.Status.QOSClass == "" {
+		p.Status.QOSClass = corev1.PodQOSBestEffort
+		for _, c := range s.Containers {
+			if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
+				p.Status.QOSClass = corev1.PodQOSBurstable
+			}
+		}
+	}
+}
+
+func tagIsLatest(image string) bool {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		return false
+	}
+	slash := strings.LastIndex(image, "/")
+	colon := strings.LastIndex(image, ":")
+	return colon <= slash || image[colon+1:] == "latest"
+}
+
+// defaultDeployment mirrors apps/v1 defaulting (transcript 30) and the pod
+// template defaults.
+func defaultDeployment(obj runtime.Object, now metav1.Time) {
+	d := obj.(*appsv1.Deployment)
+	if d.Spec.Replicas == nil {
+		d.Spec.Replicas = ptr.To[int32](1)
+	}
+	if d.Spec.Strategy.Type == "" {
+		d.Spec.Strategy.Type = appsv1.RollingUpdateDeploymentStrategyType
+	}
+	if d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType && d.Spec.Strategy.RollingUpdate == nil {
+		q := intOrPercent("25%")
+		d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxUnavailable: &q, MaxSurge: ptr.To(q)}
+	}
+	if d.Spec.RevisionHistoryLimit == nil {
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	}
+	if d.Spec.ProgressDeadlineSeconds == nil {
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	}
+	tmpl := &corev1.Pod{Spec: d.Spec.Template.Spec}
+	defaultPodSpecOnly(tmpl)
+	d.Spec.Template.Spec = tmpl.Spec
+}
+
+// defaultPodSpecOnly applies the pod-spec defaults of a template (no
+// admission tolerations, no status), as kube-apiserver does for templates.
+func defaultPodSpecOnly(p *corev1.Pod) {
+	tolerations := p.Spec.Tolerations
+	defaultPod(p, metav1.Time{})
+	p.Spec.Tolerations = tolerations
+	p.Status = corev1.PodStatus{}
+	p.Spec.Priority = nil
+	p.Spec.EnableServiceLinks = nil
+	p.Spec.PreemptionPolicy = nil
+}
+
+func intOrPercent(s string) intstr.IntOrString { return intstr.FromString(s) }

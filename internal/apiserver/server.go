@@ -1,0 +1,569 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternal "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metainternalvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+)
+
+// Options configure a workshop cluster. The zero value is what chapters use.
+type Options struct {
+	// Now is the server's clock for creationTimestamp and
+	// deletionTimestamp. Default: a fixed instant, so output is
+	// deterministic.
+	Now func() time.Time
+	// MaxHistory bounds the event history (kube-apiserver's watch cache
+	// window). Default 100000 events.
+	MaxHistory int
+}
+
+// FixedTime is the instant the workshop cluster's clock shows by default.
+var FixedTime = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Server is a running workshop cluster: an in-process Kubernetes API server
+// on a loopback port, spoken to over real HTTP by unmodified client-go.
+type Server struct {
+	store    *store
+	http     *http.Server
+	listener net.Listener
+	url      string
+	log      requestLog
+	faults   faults
+
+	closing chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// Start starts a workshop cluster on a random port of 127.0.0.1.
+func Start(opts Options) (*Server, error) {
+	now := opts.Now
+	if now == nil {
+		now = func() time.Time { return FixedTime }
+	}
+	if opts.MaxHistory == 0 {
+		opts.MaxHistory = 100000
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("workshop cluster: %w", err)
+	}
+	s := &Server{
+		store:    newStore(func() metav1.Time { return metav1.NewTime(now().UTC().Truncate(time.Second)) }, opts.MaxHistory),
+		listener: ln,
+		url:      "http://" + ln.Addr().String(),
+		closing:  make(chan struct{}),
+	}
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.http.Serve(ln) // returns http.ErrServerClosed on Close
+	}()
+	return s, nil
+}
+
+// URL is the server's base URL, e.g. http://127.0.0.1:40123.
+func (s *Server) URL() string { return s.url }
+
+// Config is a *rest.Config for this server, as a kubeconfig would give.
+func (s *Server) Config() *rest.Config {
+	return &rest.Config{Host: s.url, QPS: -1}
+}
+
+// Close ends every watch and stops the server. It waits for every
+// connection to finish, so no goroutine outlives it.
+func (s *Server) Close() error {
+	s.once.Do(func() {
+		close(s.closing)
+		s.store.dropWatches()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.http.Shutdown(ctx); err != nil {
+			_ = s.http.Close()
+		}
+		s.wg.Wait()
+	})
+	return nil
+}
+
+// ResourceVersion is the cluster's current resourceVersion.
+func (s *Server) ResourceVersion() string {
+	return fmt.Sprint(s.store.currentRV())
+}
+
+// request is one API request, parsed.
+type request struct {
+	verb        string // get list watch create update patch delete
+	res         *Resource
+	namespace   string
+	name        string
+	subresource string
+}
+
+// ServeHTTP routes a request by its path, kube-apiserver style:
+//
+//	/api/v1/namespaces/{ns}/{resource}[/{name}[/{subresource}]]
+//	/api/v1/{resource}[/{name}[/{subresource}]]
+//	/apis/{group}/{version}/... likewise
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveDiscovery(w, r) {
+		return
+	}
+	req, err := parsePath(r)
+	if err != nil {
+		s.log.add(r, "", nil)
+		writeError(w, err)
+		return
+	}
+	s.log.add(r, req.verb, req.res)
+	if err := s.faults.check(req); err != nil {
+		writeError(w, err)
+		return
+	}
+	info, ok := negotiate(r)
+	if !ok {
+		writeError(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, r.Method,
+			req.res.GroupResource(), req.name, "only the following media types are accepted: "+strings.Join(supportedMediaTypes(), ", "), 0, false))
+		return
+	}
+	rw := responder{w: w, info: info, res: req.res}
+	switch req.verb {
+	case "get":
+		obj, err := s.store.get(req.res, req.namespace, req.name)
+		rw.respond(http.StatusOK, obj, err)
+	case "list":
+		s.serveList(rw, r, req)
+	case "watch":
+		s.serveWatch(rw, r, req)
+	case "create":
+		obj, err := decodeBody(r, req.res)
+		if err == nil {
+			obj, err = s.store.create(req.res, req.namespace, obj)
+		}
+		rw.respond(http.StatusCreated, obj, err)
+	case "update":
+		obj, err := decodeBody(r, req.res)
+		if err == nil {
+			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, obj)
+		}
+		rw.respond(http.StatusOK, obj, err)
+	case "patch":
+		obj, err := s.patch(r, req)
+		rw.respond(http.StatusOK, obj, err)
+	case "delete":
+		res, err := s.store.delete(req.res, req.namespace, req.name)
+		switch {
+		case err != nil:
+			rw.error(err)
+		case res.Status != nil:
+			rw.status(http.StatusOK, res.Status)
+		default:
+			rw.respond(http.StatusOK, res.Object, nil)
+		}
+	default:
+		rw.error(apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method))
+	}
+}
+
+func parsePath(r *http.Request) (request, error) {
+	var req request
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var gv schema.GroupVersion
+	switch {
+	case len(parts) >= 3 && parts[0] == "api" && parts[1] == "v1":
+		gv, parts = schema.GroupVersion{Version: "v1"}, parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		gv, parts = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
+	default:
+		return req, apierrors.NewNotFound(schema.GroupResource{}, "")
+	}
+	// /namespaces/{ns}/{resource}/... unless the path names a namespace
+	// itself (/namespaces/{name}[/status]).
+	if parts[0] == "namespaces" && len(parts) >= 3 && parts[2] != "status" && parts[2] != "finalize" {
+		req.namespace, parts = parts[1], parts[2:]
+	}
+	req.res = lookup(gv.WithResource(parts[0]))
+	if req.res == nil {
+		return req, apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: parts[0]}, "")
+	}
+	if len(parts) > 1 {
+		req.name = parts[1]
+	}
+	if len(parts) > 2 {
+		req.subresource = parts[2]
+	}
+	if len(parts) > 3 || (req.subresource != "" && (req.subresource != "status" || !req.res.StatusSubresource)) {
+		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+	}
+	if req.res.Namespaced != (req.namespace != "") && req.name != "" {
+		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+	}
+	if !req.res.Namespaced && req.namespace != "" {
+		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+	}
+	q := r.URL.Query()
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case req.name != "":
+			req.verb = "get"
+		case q.Get("watch") == "true" || q.Get("watch") == "1":
+			req.verb = "watch"
+		default:
+			req.verb = "list"
+		}
+	case http.MethodPost:
+		req.verb = "create"
+	case http.MethodPut:
+		req.verb = "update"
+	case http.MethodPatch:
+		req.verb = "patch"
+	case http.MethodDelete:
+		req.verb = "delete"
+	}
+	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create") ||
+		(req.name != "" && req.verb == "create") {
+		return req, apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method)
+	}
+	return req, nil
+}
+
+func lookup(gvr schema.GroupVersionResource) *Resource {
+	for _, r := range resources {
+		if r.GVR == gvr {
+			return r
+		}
+	}
+	return nil
+}
+
+
+// parseListOptions decodes and validates list and watch parameters exactly
+// as kube-apiserver does, with apimachinery's own decoder and validation
+// (transcripts 19, 32).
+func parseListOptions(q url.Values, res *Resource, namespace string) (metainternal.ListOptions, error) {
+	var opts metainternal.ListOptions
+	if err := metainternalscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
+		return opts, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metainternalvalidation.ValidateListOptions(&opts, true); len(errs) > 0 {
+		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if err := res.checkFieldSelector(opts.FieldSelector); err != nil {
+		return opts, apierrors.NewBadRequest(err.Error())
+	}
+	return opts, nil
+}
+
+func (s *Server) serveList(rw responder, r *http.Request, req request) {
+	opts, err := parseListOptions(r.URL.Query(), req.res, req.namespace)
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	list, err := s.store.list(req.res, listOptions{
+		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
+		RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch,
+		Limit: opts.Limit, Continue: opts.Continue,
+	})
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	gvk := req.res.GroupVersionKind()
+	list.GetObjectKind().SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	rw.write(http.StatusOK, func(w io.Writer) error { return rw.info.Serializer.Encode(list, w) })
+}
+
+// serveWatch streams a watch: HTTP 200 at once, then one JSON frame
+// {"type":…,"object":…} per line, flushed per event. The stream ends when
+// timeoutSeconds pass, the client goes away, or the server drops it. An
+// error after the stream has begun (410 Expired) is an ERROR frame.
+func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
+	opts, err := parseListOptions(r.URL.Query(), req.res, req.namespace)
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	wo := watchOptions{
+		listOptions: listOptions{
+			Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
+			RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch,
+		},
+		SendInitialEvents: opts.SendInitialEvents,
+		AllowBookmarks:    opts.AllowWatchBookmarks,
+	}
+	watcher, werr := s.store.watch(req.res, wo)
+	if werr != nil && !apierrors.IsResourceExpired(werr) {
+		rw.error(werr)
+		return
+	}
+	w := rw.w
+	w.Header().Set("Content-Type", watchContentType(rw.info))
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	enc := newWatchEncoder(w, rw.info, req.res)
+	frame := func(typ watch.EventType, obj runtime.Object) error {
+		if err := enc.encode(typ, obj); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	if werr != nil {
+		// kube-apiserver answers a watch from a resourceVersion it no
+		// longer has with 200 and an ERROR event carrying a 410 Expired
+		// Status (its watch cache's "too old resource version").
+		st := werr.(apierrors.APIStatus).Status()
+		_ = frame(watch.Error, &st)
+		return
+	}
+	defer s.store.unwatch(watcher)
+
+	var timeout <-chan time.Time
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		t := time.NewTimer(time.Duration(*opts.TimeoutSeconds) * time.Second)
+		defer t.Stop()
+		timeout = t.C
+	}
+	flush := func() bool {
+		for _, ev := range watcher.take() {
+			if err := frame(ev.Type, ev.Object); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for {
+		select {
+		case <-watcher.ready:
+			if !flush() {
+				return
+			}
+		case <-watcher.done:
+			// Dropped by the server: what was queued goes out first.
+			flush()
+			return
+		case <-timeout:
+			return
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// decodeBody reads a request body of the resource's kind.
+func decodeBody(r *http.Request, res *Resource) (runtime.Object, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return decodeObject(body, r.Header.Get("Content-Type"), res)
+}
+
+func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
+	patchBytes, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	cur, err := s.store.get(req.res, req.namespace, req.name)
+	if err != nil {
+		return nil, err
+	}
+	gvk := req.res.GroupVersionKind()
+	cur.GetObjectKind().SetGroupVersionKind(gvk)
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	switch types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0]) {
+	case types.StrategicMergePatchType:
+		patched, err = strategicpatch.StrategicMergePatch(curJSON, patchBytes, req.res.New())
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(curJSON, patchBytes)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(patchBytes); err == nil {
+			patched, err = p.Apply(curJSON)
+		}
+	default:
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "PATCH",
+			req.res.GroupResource(), req.name, "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json", 0, false)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	obj, err := decodeObject(patched, mediaJSON, req.res)
+	if err != nil {
+		return nil, err
+	}
+	// A patch applies to what was read: it conflicts only if the patch
+	// itself names a stale resourceVersion.
+	var p struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(patchBytes, &p)
+	if p.Metadata.ResourceVersion == "" {
+		metaOf(obj).SetResourceVersion("")
+	}
+	return s.store.update(req.res, req.namespace, req.name, req.subresource, obj)
+}
+
+// responder writes answers in the negotiated media type.
+type responder struct {
+	w    http.ResponseWriter
+	info runtime.SerializerInfo
+	res  *Resource
+}
+
+// respond writes obj (with kind and apiVersion) or err as a Status.
+func (rw responder) respond(code int, obj runtime.Object, err error) {
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	rw.write(code, func(w io.Writer) error { return encodeObject(w, rw.info, obj, rw.res) })
+}
+
+// error answers with a metav1.Status: the error's own when it is an API
+// error, else a 500 InternalError.
+func (rw responder) error(err error) {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		status = apierrors.NewInternalError(err)
+	}
+	st := status.Status()
+	rw.status(int(st.Code), &st)
+}
+
+func (rw responder) status(code int, st *metav1.Status) {
+	st.Kind, st.APIVersion = "Status", "v1"
+	rw.write(code, func(w io.Writer) error { return rw.info.Serializer.Encode(st, w) })
+}
+
+func (rw responder) write(code int, encode func(io.Writer) error) {
+	var buf bytes.Buffer
+	if err := encode(&buf); err != nil {
+		code = http.StatusInternalServerError
+		buf.Reset()
+		fmt.Fprintf(&buf, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":%q,"reason":"InternalError","code":500}`, err.Error())
+	}
+	rw.w.Header().Set("Content-Type", rw.info.MediaType)
+	rw.w.WriteHeader(code)
+	_, _ = rw.w.Write(buf.Bytes())
+}
+
+// writeError answers in JSON, for requests that never got as far as
+// content negotiation.
+func writeError(w http.ResponseWriter, err error) {
+	info, _ := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaJSON)
+	responder{w: w, info: info}.error(err)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// serveDiscovery answers /version and the legacy discovery documents, so
+// that kubectl and discovery clients can talk to the workshop cluster.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	switch r.URL.Path {
+	case "/version":
+		writeJSON(w, http.StatusOK, version.Info{Major: "1", Minor: "37", GitVersion: "v1.37.2-workshop", Platform: "linux/amd64"})
+	case "/api":
+		writeJSON(w, http.StatusOK, metav1.APIVersions{
+			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: strings.TrimPrefix(s.url, "http://")}},
+		})
+	case "/apis":
+		list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+		seen := map[string]bool{}
+		for _, res := range resources {
+			g := res.GVR.Group
+			if g == "" || seen[g] {
+				continue
+			}
+			seen[g] = true
+			gv := metav1.GroupVersionForDiscovery{GroupVersion: res.GVR.GroupVersion().String(), Version: res.GVR.Version}
+			list.Groups = append(list.Groups, metav1.APIGroup{Name: g, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
+		}
+		writeJSON(w, http.StatusOK, list)
+	default:
+		gv, ok := discoveryGroupVersion(r.URL.Path)
+		if !ok {
+			return false
+		}
+		list := metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
+		for _, res := range resources {
+			if res.GVR.GroupVersion() != gv {
+				continue
+			}
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: res.GVR.Resource, Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
+				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
+			})
+			if res.StatusSubresource {
+				list.APIResources = append(list.APIResources, metav1.APIResource{
+					Name: res.GVR.Resource + "/status", Namespaced: res.Namespaced, Kind: res.Kind,
+					Verbs: metav1.Verbs{"get", "patch", "update"},
+				})
+			}
+		}
+		if len(list.APIResources) == 0 {
+			return false
+		}
+		writeJSON(w, http.StatusOK, list)
+	}
+	return true
+}
+
+func discoveryGroupVersion(path string) (schema.GroupVersion, bool) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "api":
+		return schema.GroupVersion{Version: parts[1]}, true
+	case len(parts) == 3 && parts[0] == "apis":
+		return schema.GroupVersion{Group: parts[1], Version: parts[2]}, true
+	}
+	return schema.GroupVersion{}, false
+}
