@@ -45,20 +45,26 @@ type requestLog struct {
 	reqs []Request
 }
 
-func (l *requestLog) add(r *http.Request, verb string, res *Resource) {
+func (l *requestLog) add(r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, NewRequest(r))
+}
+
+// NewRequest describes an HTTP request to the API as the request log
+// records it. Verb is "" for requests that name no resource (discovery).
+func NewRequest(r *http.Request) Request {
 	q := url.Values{}
 	for _, k := range loggedParams {
 		if v, ok := r.URL.Query()[k]; ok {
 			q[k] = v
 		}
 	}
-	name := ""
-	if res != nil {
-		name = res.String()
+	out := Request{Method: r.Method, Path: r.URL.Path, Query: q}
+	if req, err := parsePath(r); err == nil {
+		out.Verb, out.Resource = req.verb, req.res.String()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reqs = append(l.reqs, Request{Verb: verb, Resource: name, Method: r.Method, Path: r.URL.Path, Query: q})
+	return out
 }
 
 // Requests returns every API request served since the server started or

@@ -133,13 +133,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveDiscovery(w, r) {
 		return
 	}
+	s.log.add(r)
 	req, err := parsePath(r)
 	if err != nil {
-		s.log.add(r, "", nil)
 		writeError(w, err)
 		return
 	}
-	s.log.add(r, req.verb, req.res)
 	if err := s.faults.check(req); err != nil {
 		writeError(w, err)
 		return

@@ -1,0 +1,53 @@
+package cluster
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+)
+
+// recorder is a client-side request log: every request that a client
+// built from Cluster.Config sends, recorded in the same form as the
+// embedded server's log. Being on the client side, it reads the same on a
+// real cluster.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []apiserver.Request
+}
+
+type recordingTransport struct {
+	next http.RoundTripper
+	rec  *recorder
+}
+
+func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.rec.add(r)
+	return t.next.RoundTrip(r)
+}
+
+func (rec *recorder) add(r *http.Request) {
+	req := apiserver.NewRequest(r)
+	if req.Verb == "" { // discovery, /version
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.reqs = append(rec.reqs, req)
+}
+
+// Requests returns the API requests this chapter's clients have sent since
+// the cluster was connected or since the last ResetRequests.
+func (c *Cluster) Requests() []apiserver.Request {
+	c.rec.mu.Lock()
+	defer c.rec.mu.Unlock()
+	return append([]apiserver.Request(nil), c.rec.reqs...)
+}
+
+// ResetRequests empties the client-side request log.
+func (c *Cluster) ResetRequests() {
+	c.rec.mu.Lock()
+	defer c.rec.mu.Unlock()
+	c.rec.reqs = nil
+}
+
