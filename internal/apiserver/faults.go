@@ -112,6 +112,8 @@ type Fault struct {
 type faults struct {
 	mu   sync.Mutex
 	list []*Fault
+	hold chan struct{} // non-nil while watches are held
+	held int           // watch requests waiting on hold
 }
 
 // InjectFault makes the next matching requests fail, e.g. a Conflict on an
@@ -146,4 +148,59 @@ func (f *faults) check(req request) error {
 		return ft.Err
 	}
 	return nil
+}
+
+// HoldWatches makes new watch requests wait, unanswered, until
+// ReleaseWatches. With DropWatches it stages an outage deterministically:
+// the clients' re-watches wait while the chapter changes (and compacts)
+// the cluster, then all proceed at once.
+func (s *Server) HoldWatches() {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	if s.faults.hold == nil {
+		s.faults.hold = make(chan struct{})
+	}
+}
+
+// ReleaseWatches lets held watch requests proceed.
+func (s *Server) ReleaseWatches() {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	if s.faults.hold != nil {
+		close(s.faults.hold)
+		s.faults.hold = nil
+	}
+}
+
+// HeldWatches is the number of watch requests waiting on HoldWatches.
+func (s *Server) HeldWatches() int {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	return s.faults.held
+}
+
+// waitWhileHeld blocks a watch request while watches are held. It
+// reports false if the request or the server ended first.
+func (f *faults) waitWhileHeld(done, closing <-chan struct{}) bool {
+	f.mu.Lock()
+	hold := f.hold
+	if hold != nil {
+		f.held++
+	}
+	f.mu.Unlock()
+	if hold == nil {
+		return true
+	}
+	defer func() {
+		f.mu.Lock()
+		f.held--
+		f.mu.Unlock()
+	}()
+	select {
+	case <-hold:
+		return true
+	case <-done:
+	case <-closing:
+	}
+	return false
 }

@@ -316,6 +316,9 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		SendInitialEvents: opts.SendInitialEvents,
 		AllowBookmarks:    opts.AllowWatchBookmarks,
 	}
+	if !s.faults.waitWhileHeld(r.Context().Done(), s.closing) {
+		return
+	}
 	watcher, werr := s.store.watch(req.res, wo)
 	if werr != nil && !apierrors.IsResourceExpired(werr) {
 		rw.error(werr)
