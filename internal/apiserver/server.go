@@ -347,6 +347,7 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		// longer has with 200 and an ERROR event carrying a 410 Expired
 		// Status (its watch cache's "too old resource version").
 		st := werr.(apierrors.APIStatus).Status()
+		st.Kind, st.APIVersion = "Status", "v1"
 		_ = frame(watch.Error, &st)
 		return
 	}

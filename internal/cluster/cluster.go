@@ -176,7 +176,9 @@ func unwrapPathError(err error) error {
 func (c *Cluster) prepare(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := c.Client.Discovery().ServerVersion(); err != nil {
+	// GET /version, bounded by the timeout (ServerVersion() takes no
+	// context, and an unroutable address would hang it).
+	if err := c.Client.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); err != nil {
 		return fmt.Errorf("cannot reach the API server (%s): %v", c.Description, err)
 	}
 	_, err := c.Client.CoreV1().Namespaces().Get(pctx, c.Namespace, metav1.GetOptions{})
