@@ -137,13 +137,13 @@ func (r *Resource) checkFieldSelector(sel fields.Selector) error {
 func podFields(obj runtime.Object) fields.Set {
 	p := obj.(*corev1.Pod)
 	return fields.Set{
-		"spec.nodeName":           p.Spec.NodeName,
-		"spec.restartPolicy":      string(p.Spec.RestartPolicy),
-		"spec.schedulerName":      p.Spec.SchedulerName,
-		"spec.serviceAccountName": p.Spec.ServiceAccountName,
-		"spec.hostNetwork":        fmt.Sprint(p.Spec.HostNetwork),
-		"status.phase":            string(p.Status.Phase),
-		"status.podIP":            p.Status.PodIP,
+		"spec.nodeName":            p.Spec.NodeName,
+		"spec.restartPolicy":       string(p.Spec.RestartPolicy),
+		"spec.schedulerName":       p.Spec.SchedulerName,
+		"spec.serviceAccountName":  p.Spec.ServiceAccountName,
+		"spec.hostNetwork":         fmt.Sprint(p.Spec.HostNetwork),
+		"status.phase":             string(p.Status.Phase),
+		"status.podIP":             p.Status.PodIP,
 		"status.nominatedNodeName": p.Status.NominatedNodeName,
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternal "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -26,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
 
 // Options configure a workshop cluster. The zero value is what chapters use.
@@ -259,7 +259,6 @@ func lookup(gvr schema.GroupVersionResource) *Resource {
 	}
 	return nil
 }
-
 
 // parseListOptions decodes and validates list and watch parameters exactly
 // as kube-apiserver does, with apimachinery's own decoder and validation

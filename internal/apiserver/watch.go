@@ -33,7 +33,7 @@ type watcher struct {
 	namespace string
 	label     labels.Selector
 	field     fields.Selector
-	bookmarks bool  // allowWatchBookmarks
+	bookmarks bool   // allowWatchBookmarks
 	startRV   uint64 // only changes after this resourceVersion are sent
 
 	mu      sync.Mutex

@@ -50,4 +50,3 @@ func (c *Cluster) ResetRequests() {
 	defer c.rec.mu.Unlock()
 	c.rec.reqs = nil
 }
-
