@@ -23,3 +23,9 @@ func TestGolden(t *testing.T) {
 	}
 	golden.Assert(t, "01-watch", out.Bytes())
 }
+
+// TestREADMEQuotesOutput keeps the README's output block equal to the
+// golden file.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "01-watch")
+}

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,5 +51,35 @@ func Assert(t testing.TB, name string, got []byte) {
 		t.Errorf("output differs from %s (-want +got):\n%s\n"+
 			"If the change is intended, regenerate with UPDATE_GOLDEN=1 go test ./... and review the diff.",
 			path, diff)
+	}
+}
+
+// AssertQuoted checks that the chapter README quotes the golden output
+// verbatim: the first ```text block of README.md must equal
+// testdata/<name>.golden, so the lesson's printed output cannot drift from
+// what the chapter prints.
+func AssertQuoted(t testing.TB, name string) {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", name+".golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open, fence = "```text\n", "```"
+	s := string(readme)
+	i := strings.Index(s, open)
+	if i < 0 {
+		t.Fatalf("README.md has no ```text block quoting %s.golden", name)
+	}
+	s = s[i+len(open):]
+	j := strings.Index(s, "\n"+fence)
+	if j < 0 {
+		t.Fatal("README.md: unterminated ```text block")
+	}
+	if diff := cmp.Diff(string(want), s[:j+1]); diff != "" {
+		t.Errorf("README.md's output block differs from testdata/%s.golden (-golden +README):\n%s", name, diff)
 	}
 }
