@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,8 @@ type Options struct {
 	// MaxHistory bounds the event history (kube-apiserver's watch cache
 	// window). Default 100000 events.
 	MaxHistory int
+	// Port to listen on, on 127.0.0.1 only. Default 0: a free port.
+	Port int
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -67,7 +70,8 @@ func Start(opts Options) (*Server, error) {
 	if opts.MaxHistory == 0 {
 		opts.MaxHistory = 100000
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Loopback only: the workshop cluster has no authentication.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
 	if err != nil {
 		return nil, fmt.Errorf("workshop cluster: %w", err)
 	}

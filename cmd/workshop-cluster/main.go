@@ -1,0 +1,103 @@
+// Command workshop-cluster runs the embedded workshop cluster on its own,
+// so that kubectl (or a chapter run with --kubeconfig) can talk to it:
+//
+//	go run ./cmd/workshop-cluster
+//	export KUBECONFIG=$PWD/workshop.kubeconfig
+//	kubectl get pods -n informer-walkthrough -w
+//
+// It serves on 127.0.0.1 only, without authentication, until Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+)
+
+func main() {
+	fs := flag.NewFlagSet("workshop-cluster", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	port := fs.Int("port", 0, "port on 127.0.0.1 to listen on (default: a free one)")
+	out := fs.String("kubeconfig-out", "workshop.kubeconfig", "where to write the kubeconfig")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fmt.Println("Usage: go run ./cmd/workshop-cluster [flags]")
+			fs.PrintDefaults()
+			return
+		}
+		fmt.Fprintf(os.Stderr, "workshop-cluster: %v (see --help)\n", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, *port, *out, os.Stdout, nil); err != nil {
+		fmt.Fprintf(os.Stderr, "workshop-cluster: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// serve starts the cluster, writes its kubeconfig and serves until ctx
+// ends. ready, if not nil, receives the server once it is serving.
+func serve(ctx context.Context, port int, kubeconfig string, out io.Writer, ready chan<- *apiserver.Server) error {
+	srv, err := apiserver.Start(apiserver.Options{Port: port})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	// The namespaces a cluster starts with, and the course's own.
+	client, err := kubernetes.NewForConfig(srv.Config())
+	if err != nil {
+		return err
+	}
+	for _, ns := range []string{"default", "kube-system", cluster.DefaultNamespace} {
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if _, err := client.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+
+	path, err := filepath.Abs(kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["workshop"] = &clientcmdapi.Cluster{Server: srv.URL()}
+	cfg.AuthInfos["workshop"] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts["workshop"] = &clientcmdapi.Context{
+		Cluster: "workshop", AuthInfo: "workshop", Namespace: cluster.DefaultNamespace,
+	}
+	cfg.CurrentContext = "workshop"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	defer os.Remove(path)
+
+	fmt.Fprintf(out, "Workshop cluster serving at %s (127.0.0.1 only, no authentication)\n", srv.URL())
+	fmt.Fprintf(out, "Kubeconfig: %s\n\n", path)
+	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", path)
+	fmt.Fprintf(out, "  kubectl get pods -w\n")
+	fmt.Fprintf(out, "  go run ./01-watch --kubeconfig %s\n\n", path)
+	fmt.Fprintf(out, "Ctrl-C stops it and removes the kubeconfig.\n")
+	if ready != nil {
+		ready <- srv
+	}
+	<-ctx.Done()
+	return nil
+}

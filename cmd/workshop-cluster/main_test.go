@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+)
+
+// TestServe: what kubectl needs works through the written kubeconfig:
+// discovery of every resource, then create, list and delete.
+func TestServe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "workshop.kubeconfig")
+	ctx, cancel := context.WithCancel(t.Context())
+	ready := make(chan *apiserver.Server, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, 0, path, io.Discard, ready) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			found = append(found, l.GroupVersion+"/"+r.Name)
+		}
+	}
+	for _, want := range []string{"v1/pods", "v1/pods/status", "v1/configmaps", "v1/namespaces", "v1/nodes", "apps/v1/deployments"} {
+		if !slices.Contains(found, want) {
+			t.Errorf("discovery lacks %s (has %v)", want, found)
+		}
+	}
+
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 {
+		t.Fatalf("list: %v %v", err, l)
+	}
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("kubeconfig left behind: %v", err)
+	}
+}
