@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+)
+
+// TestGolden runs the chapter exactly as main does, on a fresh workshop
+// cluster, and compares every line it prints with the golden file.
+func TestGolden(t *testing.T) {
+	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	var out bytes.Buffer
+	if err := run(t.Context(), &out, c); err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "04-indexer", out.Bytes())
+}
+
+// TestREADMEQuotes keeps the annotated output honest: the README's
+// text blocks, in order and joined, are the golden file, so every line
+// the chapter prints is quoted once and none drifts.
+func TestREADMEQuotes(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "04-indexer.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quoted strings.Builder
+	for _, b := range strings.Split(string(readme), "```text\n")[1:] {
+		quote, _, ok := strings.Cut(b, "```")
+		if !ok {
+			t.Fatal("README.md: unterminated ```text block")
+		}
+		if !strings.Contains(string(want), quote) {
+			t.Errorf("README.md quotes output the chapter does not print:\n%s",
+				quote)
+		}
+		quoted.WriteString(quote)
+	}
+	if quoted.String() != string(want) {
+		t.Error("README.md's text blocks, joined, are not the whole" +
+			" golden file: a part is missing, repeated or out of order")
+	}
+}
+
+// TestPanics pins the two panics step 4 describes.
+func TestPanics(t *testing.T) {
+	// NewIndexer keeps a nil Indexers map as it is. Add works (there is
+	// nothing to index), AddIndexers writes into the nil map.
+	t.Run("nil Indexers then AddIndexers", func(t *testing.T) {
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, nil)
+		if err := idx.Add(examplePods()[0]); err != nil {
+			t.Fatal(err)
+		}
+		got := panicOf(func() {
+			_ = idx.AddIndexers(cache.Indexers{byApp: appIndex})
+		})
+		if !strings.Contains(got, "assignment to entry in nil map") {
+			t.Fatalf("panic = %q, want a nil map assignment", got)
+		}
+	})
+
+	// The chapter's IndexFuncs return an error for anything but a pod.
+	// The store cannot return that error from Add: it panics.
+	t.Run("IndexFunc error", func(t *testing.T) {
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc,
+			cache.Indexers{byApp: appIndex})
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "shop", Name: "settings"}}
+		got := panicOf(func() { _ = idx.Add(cm) })
+		want := `unable to calculate an index entry for key "shop/settings"` +
+			` on index "app": app index: want *v1.Pod, got *v1.ConfigMap`
+		if got != want {
+			t.Fatalf("panic = %q\nwant    %q", got, want)
+		}
+	})
+
+	// With cache.Indexers{} instead of nil, AddIndexers is fine.
+	t.Run("empty Indexers then AddIndexers", func(t *testing.T) {
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		if err := idx.Add(examplePods()[0]); err != nil {
+			t.Fatal(err)
+		}
+		err := idx.AddIndexers(cache.Indexers{byApp: appIndex})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := idx.ListIndexFuncValues(byApp)
+		if !slices.Equal(got, []string{"web"}) {
+			t.Fatalf("values = %v, want [web]", got)
+		}
+	})
+}
+
+func panicOf(f func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	f()
+	return ""
+}
+
+// TestInPlaceMutation pins step 3's stale index: a single-valued
+// IndexFunc gives equal values for the same pointer, so the key stays
+// under the old value and never reaches the new one.
+func TestInPlaceMutation(t *testing.T) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc,
+		cache.Indexers{byApp: appIndex})
+	p := newPod("shop", "web-1", "web", "")
+	if err := idx.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	p.Labels["app"] = "blue"
+	if err := idx.Update(p); err != nil {
+		t.Fatal(err)
+	}
+	web, _ := idx.IndexKeys(byApp, "web")
+	blue, _ := idx.IndexKeys(byApp, "blue")
+	if !slices.Equal(web, []string{"shop/web-1"}) || len(blue) != 0 {
+		t.Fatalf("web=%v blue=%v, want stale [shop/web-1], []",
+			web, blue)
+	}
+
+	// A later Update with a proper copy does not repair it: the
+	// store's old object is the mutated one, so old and new values are
+	// both "blue" and nothing moves.
+	cp := p.DeepCopy()
+	if err := idx.Update(cp); err != nil {
+		t.Fatal(err)
+	}
+	web, _ = idx.IndexKeys(byApp, "web")
+	blue, _ = idx.IndexKeys(byApp, "blue")
+	if len(web) != 1 || len(blue) != 0 {
+		t.Fatalf("web=%v blue=%v: still stale until Replace", web, blue)
+	}
+
+	// Replace rebuilds the indices and repairs it.
+	if err := idx.Replace([]any{cp}, ""); err != nil {
+		t.Fatal(err)
+	}
+	web, _ = idx.IndexKeys(byApp, "web")
+	blue, _ = idx.IndexKeys(byApp, "blue")
+	if len(web) != 0 || !slices.Equal(blue, []string{"shop/web-1"}) {
+		t.Fatalf("after Replace web=%v blue=%v", web, blue)
+	}
+}
+
+// TestTombstoneNeverReachesIndexFuncs pins step 6: Delete un-indexes
+// the object the store holds, not the object passed in.
+func TestTombstoneNeverReachesIndexFuncs(t *testing.T) {
+	var seen []string
+	record := func(obj any) ([]string, error) {
+		seen = append(seen, fmt.Sprintf("%T", obj))
+		return appIndex(obj)
+	}
+	idx := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc,
+		cache.Indexers{byApp: record})
+	p := newPod("shop", "web-1", "web", "")
+	if err := idx.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	tomb := cache.DeletedFinalStateUnknown{Key: "shop/web-1", Obj: nil}
+	if err := idx.Delete(tomb); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"*v1.Pod", "*v1.Pod"}; !slices.Equal(seen, want) {
+		t.Fatalf("IndexFunc saw %v, want %v", seen, want)
+	}
+	if keys := idx.ListKeys(); len(keys) != 0 {
+		t.Fatalf("keys after Delete(tomb) = %v", keys)
+	}
+}
+
+// TestEmptySetsRemoved pins step 3: the last key leaving a value
+// removes the value (kubernetes/kubernetes#84959).
+func TestEmptySetsRemoved(t *testing.T) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc,
+		cache.Indexers{byImage: imageIndex})
+	p := newPod("shop", "web-1", "web", "", "nginx:1.27", "envoy:1.31")
+	if err := idx.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Delete(p); err != nil {
+		t.Fatal(err)
+	}
+	if v := idx.ListIndexFuncValues(byImage); len(v) != 0 {
+		t.Fatalf("values after the last Delete = %v", v)
+	}
+}
+
+// BenchmarkQuery compares an index lookup with a scan: List and a
+// hand-written filter, and cache.ListAll with a label selector (what
+// a lister's List(selector) does across all namespaces). Ten pods per
+// app, so every variant returns 10 pods at every size.
+//
+//	go test -run '^$' -bench . ./04-indexer
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc,
+			cache.Indexers{byApp: appIndex})
+		for i := range n {
+			p := newPod("bench", fmt.Sprintf("pod-%d", i),
+				fmt.Sprintf("app-%d", i/10), "")
+			if err := idx.Add(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		sel := labels.SelectorFromSet(labels.Set{"app": "app-42"})
+
+		b.Run(fmt.Sprintf("n=%d/ByIndex", n), func(b *testing.B) {
+			for b.Loop() {
+				objs, err := idx.ByIndex(byApp, "app-42")
+				if err != nil || len(objs) != 10 {
+					b.Fatalf("got %d, %v", len(objs), err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/ListFilter", n), func(b *testing.B) {
+			for b.Loop() {
+				var objs []any
+				for _, o := range idx.List() {
+					p, ok := o.(*corev1.Pod)
+					if ok && p.Labels["app"] == "app-42" {
+						objs = append(objs, o)
+					}
+				}
+				if len(objs) != 10 {
+					b.Fatalf("got %d", len(objs))
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/ListAll", n), func(b *testing.B) {
+			for b.Loop() {
+				var objs []any
+				err := cache.ListAll(idx, sel, func(o any) {
+					objs = append(objs, o)
+				})
+				if err != nil || len(objs) != 10 {
+					b.Fatalf("got %d, %v", len(objs), err)
+				}
+			}
+		})
+	}
+}
