@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+)
+
+func TestGolden(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) }) // registered first: runs last
+	c := cluster.ForTest(t)
+	var out bytes.Buffer
+	if err := run(t.Context(), &out, c); err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "05-informer", out.Bytes())
+}
+
+// TestProcessDeltaMatchesInformer pins step 4's claim that processDelta
+// is processDeltas written out: the same reflector calls, made once by a
+// real informer (through a scripted ListerWatcher) and once by hand on a
+// RealFIFO, give the same handler calls. The relist after a 410 costs
+// the reflector's backoff (0.8-1.6 s).
+func TestProcessDeltaMatchesInformer(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	lw := newScripted(demo("a", "10"), demo("b", "11"))
+	s := newSession(t.Context())
+	defer s.stop()
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.ConfigMap{},
+		Handler:       s.handler(""),
+	})
+	s.start(ctrl.RunWithContext)
+	if err := s.synced(ctrl.HasSyncedChecker()); err != nil {
+		t.Fatal(err)
+	}
+	want := mustNext(t, s, 2)
+	sort.Strings(want) // the informer's initial list is a map
+
+	// Three watch events, then a 410 that makes the reflector relist;
+	// by then c is gone from the list.
+	w := lw.next(t)
+	w.Add(demo("c", "12"))
+	w.Modify(demo("a", "13"))
+	w.Delete(demo("b", "14"))
+	want = append(want, mustNext(t, s, 3)...)
+	lw.setList("14", demo("a", "13"))
+	gone := apierrors.NewResourceExpired("too old resource version")
+	w.Error(&gone.ErrStatus)
+	want = append(want, mustNext(t, s, 2)...)
+	lw.next(t) // the relist ends with a new watch
+
+	// The same calls by hand.
+	fifo := cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
+		KeyFunction:           cache.MetaNamespaceKeyFunc,
+		AtomicEvents:          true,
+		UnlockWhileProcessing: true,
+		EmitDeltaTypeBookmark: true,
+	})
+	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+	hs := newSession(t.Context())
+	defer hs.stop()
+	h := hs.handler("")
+	calls := []func() error{
+		func() error {
+			return fifo.Replace([]any{demo("a", "10"), demo("b", "11")}, "11")
+		},
+		func() error { return fifo.Add(demo("c", "12")) },
+		func() error { return fifo.Update(demo("a", "13")) },
+		func() error { return fifo.Delete(demo("b", "14")) },
+		func() error { return fifo.Replace([]any{demo("a", "13")}, "14") },
+	}
+	var got []string
+	for _, call := range calls {
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fifo.Pop(func(obj any, initial bool) error {
+			return processDelta(obj.(cache.Deltas)[0], store, h, initial)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, hs.drain()...)
+	}
+	sort.Strings(got[:2])
+	if !slices.Equal(got, want) {
+		t.Errorf("by hand:\n%q\ninformer:\n%q", got, want)
+	}
+}
+
+// TestReadmeQuotesGolden keeps the README's annotated output honest: every
+// text block in it must appear, as is, in the golden file.
+func TestReadmeQuotesGolden(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "05-informer.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(readme), "```text\n")
+	if len(blocks) < 2 {
+		t.Fatal("README.md quotes no output")
+	}
+	for _, b := range blocks[1:] {
+		quote, _, _ := strings.Cut(b, "```")
+		if !strings.Contains(string(want), quote) {
+			t.Errorf("README.md quotes output the chapter does not print:\n%s",
+				quote)
+		}
+	}
+}
+
+func mustNext(t *testing.T, s *session, n int) []string {
+	t.Helper()
+	lines, err := s.next(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// scripted is a ListerWatcher the test drives: List returns the current
+// list and each Watch a fresh fake watcher, handed to the test. It opts
+// out of watch-list, so the reflector LISTs then WATCHes.
+type scripted struct {
+	mu      sync.Mutex
+	rv      string
+	items   []corev1.ConfigMap
+	watches chan *watch.RaceFreeFakeWatcher
+}
+
+func newScripted(objs ...*corev1.ConfigMap) *scripted {
+	s := &scripted{watches: make(chan *watch.RaceFreeFakeWatcher, 10)}
+	s.setList("11", objs...)
+	return s
+}
+
+func (s *scripted) setList(rv string, objs ...*corev1.ConfigMap) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rv, s.items = rv, nil
+	for _, o := range objs {
+		s.items = append(s.items, *o)
+	}
+}
+
+func (s *scripted) List(metav1.ListOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := &corev1.ConfigMapList{Items: slices.Clone(s.items)}
+	list.ResourceVersion = s.rv
+	return list, nil
+}
+
+func (s *scripted) Watch(metav1.ListOptions) (watch.Interface, error) {
+	w := watch.NewRaceFreeFake()
+	s.watches <- w
+	return w, nil
+}
+
+func (*scripted) IsWatchListSemanticsUnSupported() bool { return true }
+
+// next returns the watcher of the informer's next Watch call.
+func (s *scripted) next(t *testing.T) *watch.RaceFreeFakeWatcher {
+	t.Helper()
+	select {
+	case w := <-s.watches:
+		return w
+	case <-time.After(patience):
+		t.Fatalf("no Watch call in %v", patience)
+		return nil
+	}
+}
+
+var _ cache.ListerWatcher = &scripted{}
