@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,13 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
 )
 
 func TestGolden(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) }) // registered first: runs last
-	c := cluster.ForTest(t)
+	c := clustertest.Start(t) // also fails the test on leaked goroutines
 	var out bytes.Buffer
 	if err := run(t.Context(), &out, c); err != nil {
 		t.Fatal(err)
@@ -39,7 +38,7 @@ func TestGolden(t *testing.T) {
 // RealFIFO, give the same handler calls. The relist after a 410 costs
 // the reflector's backoff (0.8-1.6 s).
 func TestProcessDeltaMatchesInformer(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	leakcheck.Verify(t)
 	lw := newScripted(demo("a", "10"), demo("b", "11"))
 	s := newSession(t.Context())
 	defer s.stop()
