@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+)
+
+// TestGolden runs the chapter exactly as main does, on a fresh workshop
+// cluster, and compares every line it prints with
+// testdata/07-controller.golden.
+func TestGolden(t *testing.T) {
+	// Registered first, so it runs last: after the cluster is closed,
+	// nothing the chapter started may still be running.
+	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	var out bytes.Buffer
+	if err := run(t.Context(), &out, c); err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "07-controller", out.Bytes())
+}
+
+// TestRealClusterShape runs the chapter as it runs on a real cluster
+// (no fault injection) and checks that only step 3 differs from the
+// golden file, apart from resourceVersion numbers.
+func TestRealClusterShape(t *testing.T) {
+	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	srv := c.Server
+	c.Server = nil                       // what a real cluster looks like to run
+	t.Cleanup(func() { c.Server = srv }) // so that Close stops it
+	var out bytes.Buffer
+	if err := run(t.Context(), &out, c); err != nil {
+		t.Fatal(err)
+	}
+	want, err := goldenFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, exp := steps(out.String()), steps(want)
+	if len(got) != len(exp) {
+		t.Fatalf("%d steps, want %d:\n%s", len(got), len(exp), out.String())
+	}
+	for i := range got {
+		if i == 2 { // step 3
+			if !strings.Contains(got[i], "skipped on a real cluster") ||
+				strings.Count(got[i], "\n") != 1 {
+				t.Errorf("step 3 on a real cluster:\n%s", got[i])
+			}
+			continue
+		}
+		if g, e := maskRV(got[i]), maskRV(exp[i]); g != e {
+			t.Errorf("step %d differs beyond resourceVersions:\n got:\n%s\nwant:\n%s", i+1, g, e)
+		}
+	}
+}
+
+func goldenFile() (string, error) {
+	b, err := os.ReadFile("testdata/07-controller.golden")
+	return string(b), err
+}
+
+func steps(s string) []string { return strings.Split(strings.TrimSpace(s), "\n\n") }
+
+var rvNumber = regexp.MustCompile(`rv=\d+`)
+
+func maskRV(s string) string { return rvNumber.ReplaceAllString(s, "rv=N") }
+
+// TestTombstone: a delete the informer only noticed on a relist comes
+// as a DeletedFinalStateUnknown, with or without the last object. The
+// handler still enqueues the right key; MetaNamespaceKeyFunc would fail.
+func TestTombstone(t *testing.T) {
+	q := workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer q.ShutDown()
+	ctl := newController(nil, nil, q, newJournal())
+	h := ctl.handler()
+
+	last := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "gone", ResourceVersion: "7"}}
+	for _, tomb := range []cache.DeletedFinalStateUnknown{
+		{Key: "ns/gone", Obj: last},
+		{Key: "ns/gone", Obj: nil},
+	} {
+		if _, err := cache.MetaNamespaceKeyFunc(tomb); err == nil {
+			t.Error("MetaNamespaceKeyFunc accepted a tombstone")
+		}
+		h.OnDelete(tomb)
+		if key, _ := q.Get(); key != "ns/gone" {
+			t.Errorf("enqueued %q, want ns/gone", key)
+		} else {
+			q.Done(key)
+		}
+	}
+	recs := ctl.log.since(0)
+	if got := recs[1].String(); !strings.Contains(got, "DELETE ns/gone  rv=?") {
+		t.Errorf("tombstone without object recorded as %q", got)
+	}
+}
+
+// TestSkipUpdate pins the handler's filter.
+func TestSkipUpdate(t *testing.T) {
+	base := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
+		Name: "web", ResourceVersion: "5", Generation: 1,
+		Labels: map[string]string{"release": "v1"}}}
+	with := func(f func(d *appsv1.Deployment)) *appsv1.Deployment {
+		d := base.DeepCopy()
+		d.ResourceVersion = "6"
+		f(d)
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		new  any
+		skip bool
+	}{
+		{"resync: the same object", base, true},
+		{"status only", with(func(d *appsv1.Deployment) { d.Status.Replicas = 1 }), true},
+		{"annotation only", with(func(d *appsv1.Deployment) {
+			d.Annotations = map[string]string{"a": "b"}
+		}), true},
+		{"label changed", with(func(d *appsv1.Deployment) { d.Labels["release"] = "v2" }), false},
+		{"spec changed", with(func(d *appsv1.Deployment) { d.Generation = 2 }), false},
+		{"not a deployment", "something else", false},
+	} {
+		if skip, _ := skipUpdate(base, tc.new); skip != tc.skip {
+			t.Errorf("%s: skip = %v, want %v", tc.name, skip, tc.skip)
+		}
+	}
+}
+
+// TestOneKeyOneWorker hammers the worker loop: 8 workers, 4 keys, each
+// added 300 times from 4 goroutines while syncs run. The workqueue
+// promises that a key is never synced by two workers at once, and that
+// an Add during a sync is not lost: the last sync of each key sees the
+// last value written before its last Add.
+func TestOneKeyOneWorker(t *testing.T) {
+	leakcheck.Verify(t)
+	q := workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]())
+	ctl := newController(nil, nil, q, newJournal())
+
+	keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
+	var written, seen sync.Map // key → last value written / last seen by a sync
+	var syncs atomic.Int64
+	ctl.sync = func(ctx context.Context, key string) (result, error) {
+		syncs.Add(1)
+		v, _ := written.Load(key)
+		seen.Store(key, v)
+		runtime.Gosched() // let other workers run meanwhile
+		return result{did: "ok"}, nil
+	}
+
+	var workerWG sync.WaitGroup
+	for range 8 {
+		workerWG.Go(func() { ctl.runWorker(t.Context()) })
+	}
+	var adders sync.WaitGroup
+	for a := range 4 {
+		adders.Go(func() {
+			for i := range 300 {
+				key := keys[(a+i)%len(keys)]
+				written.Store(key, fmt.Sprint(a, "-", i))
+				q.Add(key)
+			}
+		})
+	}
+	adders.Wait()
+	// Drain: queued keys are still handed out after shutdown, and
+	// ShutDownWithDrain waits until every sync in flight is Done.
+	q.ShutDownWithDrain()
+	workerWG.Wait()
+	// ShutDownWithDrain comes from the plain queue: on a delaying (so
+	// rate-limiting) queue it does not stop the delaying queue's
+	// goroutine. Only ShutDown does (delaying_queue.go#L240).
+	q.ShutDown()
+
+	if most := ctl.flight.most(); most != 1 {
+		t.Errorf("a key was synced by %d workers at once", most)
+	}
+	for _, key := range keys {
+		w, _ := written.Load(key)
+		s, _ := seen.Load(key)
+		if w != s {
+			t.Errorf("%s: last sync saw %v, last write was %v", key, s, w)
+		}
+	}
+	t.Logf("%d syncs for 1200 Adds", syncs.Load())
+}
+
+// TestReadmeOutput checks that the output quoted in README.md is the
+// golden file, so the chapter text cannot drift from what it prints.
+func TestReadmeOutput(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := goldenFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "## The output")
+	if !ok {
+		t.Fatal(`README.md has no "## The output" section`)
+	}
+	_, block, ok := strings.Cut(after, "```text\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("no ```text block in the output section")
+	}
+	if block != want {
+		t.Error("README.md quotes an output that is not testdata/07-controller.golden; " +
+			"paste the golden file into the block")
+	}
+}
