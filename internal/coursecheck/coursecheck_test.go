@@ -1,0 +1,201 @@
+package coursecheck
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const root = "../.."
+
+// modules are the repositories the course links into, by module path.
+var modules = map[string]string{
+	"client-go":    "k8s.io/client-go",
+	"apimachinery": "k8s.io/apimachinery",
+	"api":          "k8s.io/api",
+}
+
+// link matches a Markdown link to a pinned source file, with its text:
+// [text](https://github.com/kubernetes/client-go/blob/v0.37.2/path#L10-L20)
+var link = regexp.MustCompile(`\[([^\]]*)\]\(https://github\.com/kubernetes/(client-go|apimachinery|api)/blob/([^/]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?\)`)
+
+// bareLink matches links in Go comments (no Markdown text).
+var bareLink = regexp.MustCompile(`https://github\.com/kubernetes/(client-go|apimachinery|api)/blob/([^/\s]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?`)
+
+// courseFiles returns the READMEs and Go files of the course.
+func courseFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && d.Name() == "coursecheck" {
+			return filepath.SkipDir // its own examples are not links
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".go")) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// moduleDir finds a module's source in the module cache, at the version
+// go.mod requires.
+func moduleDir(t *testing.T, module string) (dir, version string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", module, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		t.Fatalf("go list -m %s: %q", module, out)
+	}
+	return f[0], f[1]
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 0, 1<<20), 1<<22)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	return lines
+}
+
+// symbolOf returns the identifier a link's text names, if it names one:
+// "`cache.NewListWatchFromClient`" → "NewListWatchFromClient",
+// "`WatchWithContext`" → "WatchWithContext", "[reflector.go]" → "".
+func symbolOf(text string) string {
+	m := regexp.MustCompile("^`([^`]+)`$").FindStringSubmatch(strings.TrimSpace(text))
+	if m == nil {
+		return ""
+	}
+	s := m[1]
+	if i := strings.IndexAny(s, "(["); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.LastIndex(s, "."); i >= 0 {
+		s = s[i+1:]
+	}
+	if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(s) {
+		return ""
+	}
+	return s
+}
+
+// TestSourceLinks: every link into client-go, apimachinery or api names
+// the version go.mod pins, a file that exists at that version, and lines
+// within the file; where the link text is a `Symbol`, the symbol is on the
+// linked line or within a few lines of it.
+func TestSourceLinks(t *testing.T) {
+	type mod struct{ dir, version string }
+	mods := map[string]mod{}
+	for repo, path := range modules {
+		dir, version := moduleDir(t, path)
+		mods[repo] = mod{dir, version}
+	}
+	const near = 3
+	checked := 0
+	for _, file := range courseFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		type hit struct{ text, repo, tag, path, from, to string }
+		var hits []hit
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			hits = append(hits, hit{m[1], m[2], m[3], m[4], m[5], m[6]})
+		}
+		if strings.HasSuffix(file, ".go") {
+			for _, m := range bareLink.FindAllStringSubmatch(text, -1) {
+				hits = append(hits, hit{"", m[1], m[2], m[3], m[4], m[5]})
+			}
+		}
+		rel, _ := filepath.Rel(root, file)
+		for _, h := range hits {
+			checked++
+			md := mods[h.repo]
+			where := rel + ": " + h.repo + "/" + h.path
+			if h.tag != md.version {
+				t.Errorf("%s: links tag %s, go.mod pins %s", where, h.tag, md.version)
+				continue
+			}
+			if strings.HasSuffix(h.path, "/") || h.path == "" {
+				continue
+			}
+			lines := readLines(t, filepath.Join(md.dir, h.path))
+			if lines == nil {
+				if _, err := os.Stat(filepath.Join(md.dir, h.path)); err != nil {
+					t.Errorf("%s: no such file at %s", where, h.tag)
+				}
+				continue
+			}
+			if h.from == "" {
+				continue
+			}
+			from, _ := strconv.Atoi(h.from)
+			to := from
+			if h.to != "" {
+				to, _ = strconv.Atoi(h.to)
+			}
+			if from < 1 || to < from || to > len(lines) {
+				t.Errorf("%s#L%s: lines %d-%d outside the file's %d lines", where, h.from, from, to, len(lines))
+				continue
+			}
+			sym := symbolOf(h.text)
+			if sym == "" {
+				continue
+			}
+			lo, hi := max(1, from-near), min(len(lines), to+near)
+			found := false
+			for _, l := range lines[lo-1 : hi] {
+				if regexp.MustCompile(`\b` + regexp.QuoteMeta(sym) + `\b`).MatchString(l) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s#L%d: link text names %s, not found on lines %d-%d", where, from, sym, lo, hi)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no source links found: the pattern is broken")
+	}
+	t.Logf("%d source links checked", checked)
+}
+
+// TestNoUnpinnedLinks: no link into the Kubernetes repositories points at
+// a branch (master, main) instead of a tag.
+func TestNoUnpinnedLinks(t *testing.T) {
+	unpinned := regexp.MustCompile(`github\.com/kubernetes/[a-z-]+/(blob|tree)/(master|main)/`)
+	for _, file := range courseFiles(t) {
+		data, _ := os.ReadFile(file)
+		if loc := unpinned.FindString(string(data)); loc != "" {
+			rel, _ := filepath.Rel(root, file)
+			t.Errorf("%s: unpinned link %s...", rel, loc)
+		}
+	}
+}
