@@ -199,3 +199,77 @@ func TestNoUnpinnedLinks(t *testing.T) {
 		}
 	}
 }
+
+// chapterDir matches a chapter folder name: NN-topic.
+var chapterDir = regexp.MustCompile(`^\d\d-[a-z]+$`)
+
+// TestChaptersComplete checks the course both ways: every chapter folder
+// has its program, lesson, test and golden file, and the README names the
+// golden file's chapter; every golden file belongs to a chapter; and the
+// course README lists every chapter and no chapter that does not exist.
+func TestChaptersComplete(t *testing.T) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chapters []string
+	for _, e := range entries {
+		if e.IsDir() && chapterDir.MatchString(e.Name()) {
+			chapters = append(chapters, e.Name())
+		}
+	}
+	if len(chapters) == 0 {
+		t.Fatal("no chapters found")
+	}
+	for _, ch := range chapters {
+		for _, f := range []string{"main.go", "main_test.go", "README.md", "testdata/" + ch + ".golden"} {
+			if _, err := os.Stat(filepath.Join(root, ch, f)); err != nil {
+				t.Errorf("%s has no %s", ch, f)
+			}
+		}
+		readme, _ := os.ReadFile(filepath.Join(root, ch, "README.md"))
+		if !strings.Contains(string(readme), "```mermaid") {
+			t.Errorf("%s/README.md has no mermaid diagram", ch)
+		}
+		if !strings.Contains(string(readme), "go run ./"+ch) {
+			t.Errorf("%s/README.md does not show go run ./%s", ch, ch)
+		}
+		test, _ := os.ReadFile(filepath.Join(root, ch, "main_test.go"))
+		if !strings.Contains(string(test), `golden.Assert(t, "`+ch+`"`) {
+			t.Errorf("%s/main_test.go does not compare with testdata/%s.golden", ch, ch)
+		}
+	}
+
+	goldens, err := filepath.Glob(filepath.Join(root, "*", "testdata", "*.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range goldens {
+		dir := filepath.Base(filepath.Dir(filepath.Dir(g)))
+		if !chapterDir.MatchString(dir) || filepath.Base(g) != dir+".golden" {
+			rel, _ := filepath.Rel(root, g)
+			t.Errorf("%s belongs to no chapter", rel)
+		}
+	}
+
+	course, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := regexp.MustCompile(`(?m)^\| \[(\d\d-[a-z]+)\]\((\d\d-[a-z]+)/\)`).FindAllStringSubmatch(string(course), -1)
+	inREADME := map[string]bool{}
+	for _, m := range listed {
+		inREADME[m[1]] = true
+		if m[1] != m[2] {
+			t.Errorf("README.md links chapter %s to %s/", m[1], m[2])
+		}
+		if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+			t.Errorf("README.md lists %s, which does not exist", m[1])
+		}
+	}
+	for _, ch := range chapters {
+		if !inREADME[ch] {
+			t.Errorf("README.md's chapter map does not list %s", ch)
+		}
+	}
+}
