@@ -40,7 +40,7 @@ func main() { cluster.Main("01-watch", run) }
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// No step may wait forever: if an expected event never comes, fail
 	// with a clear error instead of hanging.
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 

@@ -37,7 +37,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// Pop blocks while a queue is empty, and the chapter pops exactly
 	// as often as it queued. If it ever miscounted, the timeout closes
 	// every queue (see guard), so Pop returns an error, not a hang.
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := cluster.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, step := range []func(context.Context, io.Writer) error{
 		tutorial,     // Step 1

@@ -352,7 +352,7 @@ func nsAppIndex(obj any) ([]string, error) {
 // request, where every List does.
 func step5(ctx context.Context, w io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(w, "Step 5. The same indices in an informer, fed by the cluster")
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 
 	// Pods on the server, each gated so no scheduler or kubelet acts.

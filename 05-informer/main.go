@@ -793,7 +793,7 @@ func (s *session) expect(out io.Writer, what string, n int,
 // synced waits until every checker is done (HasSyncedChecker), without
 // polling: cache.WaitForCacheSync would poll every 100ms.
 func (s *session) synced(checkers ...cache.DoneChecker) error {
-	ctx, cancel := context.WithTimeout(s.ctx, patience)
+	ctx, cancel := cluster.WithTimeout(s.ctx, patience)
 	defer cancel()
 	if !cache.WaitFor(ctx, "", checkers...) {
 		return errors.New("timed out waiting for the informer to sync")

@@ -58,7 +58,7 @@ const workers = 3
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// No step may wait forever: if an expected event never comes, fail
 	// with a clear error instead of hanging.
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	deploys := c.Client.AppsV1().Deployments(c.Namespace)
 	log := newJournal()

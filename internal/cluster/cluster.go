@@ -60,6 +60,7 @@ type Options struct {
 	Kubeconfig string // --kubeconfig; else clientcmd's rules ($KUBECONFIG, ~/.kube/config)
 	Context    string // --context
 	Namespace  string // --namespace
+	Step       bool   // --step: wait for Enter between steps
 }
 
 // realRequested reports whether the command line or the environment names

@@ -44,7 +44,9 @@ func mainExit(chapter string, args []string, stdout, stderr io.Writer, run RunFu
 	if !c.Embedded() {
 		fmt.Fprintf(stderr, "%s: using %s, namespace %s\n", chapter, c.Description, c.Namespace)
 	}
-	runErr := run(ctx, stdout, c)
+	ctx, out, flush := stepOutput(ctx, opts.Step, stdout, stderr)
+	runErr := run(ctx, out, c)
+	flush()
 	closeErr := c.Close()
 	if runErr != nil {
 		return fail(ctx, chapter, stderr, runErr)
@@ -76,6 +78,7 @@ func parseFlags(chapter string, args []string, stdout, stderr io.Writer) (Option
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "use the real cluster of this kubeconfig file (default: the embedded workshop cluster, or $KUBECONFIG if set)")
 	fs.StringVar(&o.Context, "context", "", "use this kubeconfig context (a real cluster)")
 	fs.StringVar(&o.Namespace, "namespace", DefaultNamespace, "the namespace the chapter works in")
+	fs.BoolVar(&o.Step, "step", false, "pause before each step until Enter (when stdin is a terminal)")
 	verbosity := fs.Int("v", 0, "client-go log verbosity on stderr (try 4 to watch the reflector work)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -23,9 +23,12 @@ func MainOffline(chapter string, run OfflineFunc) {
 func mainOfflineExit(chapter string, args []string, stdout, stderr io.Writer, run OfflineFunc) int {
 	fs := flag.NewFlagSet(chapter, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	step := fs.Bool("step", false, "pause before each step until Enter (when stdin is a terminal)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: go run ./%s\n\nThis chapter runs in memory and takes no flags.\n", chapter)
+			fmt.Fprintf(stdout, "Usage: go run ./%s [--step]\n\nThis chapter runs in memory: no cluster flags.\n", chapter)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", chapter, err)
@@ -37,7 +40,10 @@ func mainOfflineExit(chapter string, args []string, stdout, stderr io.Writer, ru
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, stdout); err != nil {
+	ctx, out, flush := stepOutput(ctx, *step, stdout, stderr)
+	err := run(ctx, out)
+	flush()
+	if err != nil {
 		return fail(ctx, chapter, stderr, err)
 	}
 	return 0

@@ -1,0 +1,100 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// heading matches the first line of a step: "Step 3. ..." or "Setup. ...".
+var heading = regexp.MustCompile(`^(Step \d+[a-z]?\.|Setup\.)`)
+
+// stepWriter implements --step: it passes a chapter's output through
+// unchanged, but before each step heading after the first it waits for
+// Enter, so an instructor can stop and explain. It works line by line.
+type stepWriter struct {
+	mu      sync.Mutex
+	out     io.Writer
+	prompt  io.Writer     // where "press Enter" goes (stderr)
+	in      *bufio.Reader // the keyboard
+	partial []byte        // the start of a line not yet written
+	steps   int           // headings seen
+	eof     bool          // stdin ended: stop pausing
+}
+
+func (w *stepWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.partial = append(w.partial, p...)
+			break
+		}
+		line := append(w.partial, p[:i+1]...)
+		w.partial = nil
+		p = p[i+1:]
+		if err := w.writeLine(line); err != nil {
+			return n - len(p), err
+		}
+	}
+	return n, nil
+}
+
+// writeLine writes one line, first waiting for Enter if it begins a step
+// other than the first.
+func (w *stepWriter) writeLine(line []byte) error {
+	if heading.Match(line) {
+		w.steps++
+		if w.steps > 1 && !w.eof {
+			fmt.Fprint(w.prompt, "  [--step] press Enter for the next step ")
+			if _, err := w.in.ReadString('\n'); err != nil {
+				w.eof = true
+			}
+		}
+	}
+	_, err := w.out.Write(line)
+	return err
+}
+
+// flush writes a last line that had no newline.
+func (w *stepWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		_ = w.writeLine(w.partial)
+		w.partial = nil
+	}
+}
+
+// stepOutput returns the writer a chapter should print to: stdout itself,
+// or, with --step and a terminal on stdin, a stepWriter. Without a
+// terminal (tests, pipes) --step changes nothing.
+func stepOutput(ctx context.Context, step bool, stdout, stderr io.Writer) (context.Context, io.Writer, func()) {
+	if !step || !term.IsTerminal(int(os.Stdin.Fd())) {
+		return ctx, stdout, func() {}
+	}
+	w := &stepWriter{out: stdout, prompt: stderr, in: bufio.NewReader(os.Stdin)}
+	return context.WithValue(ctx, stepModeKey{}, true), w, w.flush
+}
+
+type stepModeKey struct{}
+
+// WithTimeout is context.WithTimeout for a chapter's guard against a
+// wait that never ends. In --step mode the guard is off: a person is
+// pausing the chapter on purpose, and Ctrl-C still stops it.
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if on, _ := ctx.Value(stepModeKey{}).(bool); on {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
