@@ -80,6 +80,7 @@ var resources = []*Resource{
 		Fields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"spec.unschedulable": fmt.Sprint(obj.(*corev1.Node).Spec.Unschedulable)}
 		},
+		Default: defaultNode,
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("pods"),
@@ -158,6 +159,18 @@ func defaultNamespace(obj runtime.Object, _ metav1.Time) {
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
 	ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+}
+
+// defaultNode mirrors the TaintNodesByCondition admission plugin: a new
+// node is tainted not-ready until its kubelet reports in (transcript 28).
+func defaultNode(obj runtime.Object, _ metav1.Time) {
+	n := obj.(*corev1.Node)
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady && t.Effect == corev1.TaintEffectNoSchedule {
+			return
+		}
+	}
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
 }
 
 // defaultPod fills what kube-apiserver's defaulting and admission add to a

@@ -143,10 +143,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.faults.check(req); err != nil {
-		writeError(w, err)
-		return
-	}
 	info, ok := negotiate(r)
 	if !ok {
 		writeError(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, r.Method,
@@ -154,6 +150,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rw := responder{w: w, info: info, res: req.res}
+	// An injected fault is answered like a real error, in the media type
+	// the client asked for.
+	if err := s.faults.check(req); err != nil {
+		rw.error(err)
+		return
+	}
 	switch req.verb {
 	case "get":
 		obj, err := s.store.get(req.res, req.namespace, req.name)

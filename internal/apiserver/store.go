@@ -419,7 +419,7 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		if tok.RV <= s.compacted && tok.RV < s.rv {
+		if tok.RV < s.compacted {
 			return nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
 		}
 		at, start = tok.RV, tok.Start

@@ -1,0 +1,393 @@
+package apiserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+)
+
+// This file holds what the protocol tests share: the recorded transcripts
+// of a real kube-apiserver v1.36.3 (testdata/transcripts, copied verbatim
+// from the course's reference captures), a plain-HTTP client that asks for
+// JSON as the recordings did, and the comparison that ignores only what
+// cannot match (uids, timestamps, absolute resourceVersions, and
+// managedFields, which the workshop cluster does not produce yet).
+
+// exchange is one request and its answer in a transcript.
+type exchange struct {
+	Method, Path string
+	Request      []byte // the body sent, if any
+	Code         int
+	Header       http.Header
+	Body         []byte  // the answer, when it is not a watch stream
+	Events       []frame // the answer, when it is a watch stream
+}
+
+// frame is one line of a JSON watch stream.
+type frame struct {
+	Type   string         `json:"type"`
+	Object map[string]any `json:"object"`
+}
+
+// transcript reads testdata/transcripts/<name>.txt: sections that begin
+// with "### METHOD PATH", then the request body on one line (if any), then
+// either a pretty-printed answer ending in "--- HTTP <code>", or a stream
+// ("HTTP/2 <code>", headers, a blank line, one JSON event per line).
+func transcript(t *testing.T, name string) []exchange {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "transcripts", name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []exchange
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r", ""), "\n")
+	for i := 0; i < len(lines); {
+		if !strings.HasPrefix(lines[i], "### ") {
+			i++
+			continue
+		}
+		f := strings.Fields(lines[i])
+		ex := exchange{Method: f[1], Path: f[2], Header: http.Header{}}
+		if _, body, ok := strings.Cut(lines[i], " with body "); ok {
+			ex.Request = []byte(body)
+		}
+		i++
+		if i < len(lines) && strings.HasPrefix(lines[i], "{") && json.Valid([]byte(lines[i])) {
+			ex.Request = []byte(lines[i])
+			i++
+		}
+		if i < len(lines) && strings.HasPrefix(lines[i], "HTTP/") {
+			ex.Code, _ = strconv.Atoi(strings.Fields(lines[i])[1])
+			for i++; i < len(lines) && lines[i] != ""; i++ {
+				k, v, _ := strings.Cut(lines[i], ":")
+				ex.Header.Add(k, strings.TrimSpace(v))
+			}
+		}
+		var body []string
+		for ; i < len(lines) && !strings.HasPrefix(lines[i], "### "); i++ {
+			l := lines[i]
+			if code, ok := strings.CutPrefix(l, "--- HTTP "); ok {
+				ex.Code, _ = strconv.Atoi(code)
+				continue
+			}
+			body = append(body, l)
+		}
+		text := strings.TrimSpace(strings.Join(body, "\n"))
+		if strings.HasPrefix(text, `{"type":`) {
+			for _, l := range strings.Split(text, "\n") {
+				var fr frame
+				if err := json.Unmarshal([]byte(l), &fr); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				ex.Events = append(ex.Events, fr)
+			}
+		} else {
+			ex.Body = []byte(text)
+		}
+		out = append(out, ex)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no exchange", name)
+	}
+	return out
+}
+
+// norm returns a copy of a decoded JSON value with what cannot match
+// between two servers made comparable: uids, timestamps and
+// resourceVersions become placeholders, managedFields go (the workshop
+// cluster does not track field managers yet) and continue tokens are
+// decoded, their resourceVersion a placeholder too.
+func norm(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			switch s, isString := e.(string); {
+			case k == "managedFields":
+			case !isString:
+				out[k] = norm(e)
+			case k == "uid":
+				out[k] = "<uid>"
+			case k == "resourceVersion" && s != "":
+				out[k] = "<rv>"
+			case k == "continue" && s != "":
+				tok := decodeToken(s)
+				tok["rv"] = "<rv>"
+				out[k] = tok
+			case isTimestamp(k):
+				out[k] = "<time>"
+			default:
+				out[k] = e
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = norm(e)
+		}
+		return out
+	}
+	return v
+}
+
+func isTimestamp(key string) bool {
+	switch key {
+	case "creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastProbeTime", "time":
+		return true
+	}
+	return false
+}
+
+// decodeToken decodes a continue token (base64 of a JSON object).
+func decodeToken(s string) map[string]any {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return map[string]any{"undecodable": s}
+	}
+	var tok map[string]any
+	if err := json.Unmarshal(b, &tok); err != nil {
+		return map[string]any{"undecodable": s}
+	}
+	return tok
+}
+
+// sameJSON fails the test if got and want differ after norm.
+func sameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if diff := cmp.Diff(norm(want), norm(got)); diff != "" {
+		t.Errorf("%s differs from the transcript (-real +workshop):\n%s", what, diff)
+	}
+}
+
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	return m
+}
+
+// str digs a string out of a decoded JSON object: str(obj, "metadata", "name").
+func str(obj map[string]any, path ...string) string {
+	var v any = obj
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// rvOfJSON is the metadata.resourceVersion of a decoded object as a number.
+func rvOfJSON(t *testing.T, obj map[string]any) uint64 {
+	t.Helper()
+	rv, err := strconv.ParseUint(str(obj, "metadata", "resourceVersion"), 10, 64)
+	if err != nil {
+		t.Fatalf("no resourceVersion in %v", obj)
+	}
+	return rv
+}
+
+// startServer starts a workshop cluster that closes when the test ends,
+// after which no goroutine of the test may remain.
+func startServer(t *testing.T) *Server {
+	t.Helper()
+	leakcheck.Verify(t) // registered first: runs last, after Close
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// client is a plain HTTP client of one server that asks for JSON, as the
+// transcripts were recorded.
+type client struct {
+	t *testing.T
+	s *Server
+	c *http.Client
+}
+
+func newClient(t *testing.T, s *Server) *client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &client{t: t, s: s, c: &http.Client{Transport: tr}}
+}
+
+func (c *client) newRequest(ctx context.Context, method, path string, body []byte) *http.Request {
+	c.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, c.s.URL()+path, bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req
+}
+
+// do sends one request and returns the status code and the decoded body.
+func (c *client) do(method, path string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var b []byte
+	switch body := body.(type) {
+	case nil:
+	case []byte:
+		b = body
+	default:
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	resp, err := c.c.Do(c.newRequest(context.Background(), method, path, b))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		c.t.Errorf("%s %s: Content-Type %q, want application/json", method, path, ct)
+	}
+	return resp.StatusCode, decode(c.t, out)
+}
+
+// mustDo is do for requests that must succeed with the given code.
+func (c *client) mustDo(code int, method, path string, body any) map[string]any {
+	c.t.Helper()
+	got, obj := c.do(method, path, body)
+	if got != code {
+		c.t.Fatalf("%s %s: HTTP %d, want %d: %v", method, path, got, code, obj)
+	}
+	return obj
+}
+
+// stream is an open watch read line by line.
+type stream struct {
+	t      *testing.T
+	resp   *http.Response
+	cancel context.CancelFunc
+	frames chan frame
+	done   chan struct{} // closed when the reader goroutine has ended
+}
+
+// watch opens a watch and checks the response head is what kube-apiserver
+// sends (200, application/json, no-cache).
+func (c *client) watch(path string) *stream {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := c.c.Do(c.newRequest(ctx, http.MethodGet, path, nil))
+	if err != nil {
+		cancel()
+		c.t.Fatal(err)
+	}
+	return c.stream(resp, cancel)
+}
+
+// stream reads the answer to a watch request.
+func (c *client) stream(resp *http.Response, cancel context.CancelFunc) *stream {
+	c.t.Helper()
+	path := resp.Request.URL.RequestURI()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		c.t.Fatalf("GET %s: HTTP %d: %s", path, resp.StatusCode, b)
+	}
+	for k, want := range map[string]string{"Content-Type": "application/json", "Cache-Control": "no-cache, private"} {
+		if got := resp.Header.Get(k); got != want {
+			c.t.Errorf("GET %s: %s %q, want %q", path, k, got, want)
+		}
+	}
+	st := &stream{t: c.t, resp: resp, cancel: cancel, frames: make(chan frame, 100), done: make(chan struct{})}
+	go st.read()
+	c.t.Cleanup(st.close)
+	return st
+}
+
+func (st *stream) read() {
+	defer close(st.done)
+	defer close(st.frames)
+	sc := bufio.NewScanner(st.resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var fr frame
+		if err := json.Unmarshal(sc.Bytes(), &fr); err != nil {
+			st.t.Errorf("watch frame is not one JSON event per line: %v: %q", err, sc.Text())
+			return
+		}
+		st.frames <- fr
+	}
+}
+
+// next returns the next event, failing the test if none comes in 5 s.
+func (st *stream) next() frame {
+	st.t.Helper()
+	select {
+	case fr, ok := <-st.frames:
+		if !ok {
+			st.t.Fatal("watch stream ended early")
+		}
+		return fr
+	case <-time.After(5 * time.Second):
+		st.t.Fatal("no watch event within 5 s")
+	}
+	return frame{}
+}
+
+// rest returns every event up to the end of the stream, failing the test
+// if the stream does not end in 5 s.
+func (st *stream) rest() []frame {
+	st.t.Helper()
+	var out []frame
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case fr, ok := <-st.frames:
+			if !ok {
+				return out
+			}
+			out = append(out, fr)
+		case <-timeout:
+			st.t.Fatalf("watch stream did not end within 5 s (read %d events)", len(out))
+		}
+	}
+}
+
+func (st *stream) close() {
+	st.cancel()
+	st.resp.Body.Close()
+	for range st.frames {
+	}
+	<-st.done
+}
+
+// shape lists "TYPE name" for each event, the shape of a watch stream.
+func shape(frames []frame) []string {
+	out := make([]string, len(frames))
+	for i, fr := range frames {
+		out[i] = fr.Type + " " + str(fr.Object, "metadata", "name")
+	}
+	return out
+}
