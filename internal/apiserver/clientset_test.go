@@ -34,6 +34,9 @@ func newProtoClient(t *testing.T, s *Server) *protoClient {
 	t.Helper()
 	pc := &protoClient{types: map[string]bool{}}
 	cfg := s.Config()
+	// The same field manager as the transcripts' writer, so managedFields
+	// compare equal.
+	cfg.UserAgent = "curl/8.11.1"
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(r *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(r)

@@ -23,9 +23,9 @@ import (
 // This file holds what the protocol tests share: the recorded transcripts
 // of a real kube-apiserver v1.36.3 (testdata/transcripts, copied verbatim
 // from the course's reference captures), a plain-HTTP client that asks for
-// JSON as the recordings did, and the comparison that ignores only what
-// cannot match (uids, timestamps, absolute resourceVersions, and
-// managedFields, which the workshop cluster does not produce yet).
+// JSON as the recordings did (and, like them, is curl to the field
+// manager), and the comparison that ignores only what cannot match (uids,
+// timestamps and absolute resourceVersions).
 
 // exchange is one request and its answer in a transcript.
 type exchange struct {
@@ -108,8 +108,8 @@ func transcript(t *testing.T, name string) []exchange {
 
 // norm returns a copy of a decoded JSON value with what cannot match
 // between two servers made comparable: uids, timestamps and
-// resourceVersions become placeholders, managedFields go (the workshop
-// cluster does not track field managers yet) and continue tokens are
+// resourceVersions become placeholders (managedFields are compared, their
+// times aside) and continue tokens are
 // decoded, their resourceVersion a placeholder too.
 func norm(v any) any {
 	switch v := v.(type) {
@@ -117,7 +117,6 @@ func norm(v any) any {
 		out := map[string]any{}
 		for k, e := range v {
 			switch s, isString := e.(string); {
-			case k == "managedFields":
 			case !isString:
 				out[k] = norm(e)
 			case k == "uid":
@@ -208,8 +207,13 @@ func rvOfJSON(t *testing.T, obj map[string]any) uint64 {
 // after which no goroutine of the test may remain.
 func startServer(t *testing.T) *Server {
 	t.Helper()
+	return startServerWith(t, Options{})
+}
+
+func startServerWith(t *testing.T, opts Options) *Server {
+	t.Helper()
 	leakcheck.Verify(t) // registered first: runs last, after Close
-	s, err := Start(Options{})
+	s, err := Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +242,7 @@ func (c *client) newRequest(ctx context.Context, method, path string, body []byt
 		c.t.Fatal(err)
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "curl/8.11.1") // the transcripts' field manager
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

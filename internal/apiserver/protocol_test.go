@@ -16,8 +16,8 @@ import (
 // The protocol tests replay, against the workshop cluster, the requests
 // recorded from a real kube-apiserver v1.36.3 (testdata/transcripts) and
 // compare the answers: Status bodies exactly; objects, lists and watch
-// events field by field, except uids, timestamps and managedFields (see
-// norm); resourceVersions by what they mean rather than their value (see
+// events field by field, managedFields included, except uids and
+// timestamps (see norm); resourceVersions by what they mean rather than their value (see
 // capture.real).
 
 // capture is a workshop cluster that replays the session the transcripts
@@ -37,7 +37,11 @@ type capture struct {
 
 func newCapture(t *testing.T) *capture {
 	t.Helper()
-	c := &capture{client: newClient(t, startServer(t)), real: map[string]uint64{}}
+	// The recording's clock: requests replayed from it (a status update,
+	// say) carry its timestamps, which must not read as changes.
+	recorded := time.Date(2026, time.November, 22, 6, 56, 42, 0, time.UTC)
+	s := startServerWith(t, Options{Now: func() time.Time { return recorded }})
+	c := &capture{client: newClient(t, s), real: map[string]uint64{}}
 	// The recordings asked for resourceVersions 1 and 300, from before the
 	// namespace existed; here the namespace is the first write.
 	c.real["1"], c.real["300"] = 1, 1

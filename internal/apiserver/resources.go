@@ -44,9 +44,14 @@ type Resource struct {
 	// Fields returns the field-selector fields of an object. Every
 	// resource supports metadata.name and metadata.namespace.
 	Fields func(obj runtime.Object) fields.Set
-	// Default fills server-side defaults on create, as kube-apiserver's
-	// defaulting and admission would.
+	// Default fills the scheme's defaults on create (kube-apiserver's
+	// defaulting functions). They run before managedFields are recorded,
+	// so the writer owns them.
 	Default func(obj runtime.Object, now metav1.Time)
+	// Admit does what admission plugins and the create strategy add
+	// after that (tolerations, priority, initial status): kube-apiserver
+	// records no owner for these.
+	Admit func(obj runtime.Object, now metav1.Time)
 }
 
 // GroupResource is what Status errors name ("pods", "deployments.apps").
@@ -71,6 +76,7 @@ var resources = []*Resource{
 			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 		},
 		Default: defaultNamespace,
+		Admit:   admitNamespace,
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("nodes"),
@@ -80,7 +86,7 @@ var resources = []*Resource{
 		Fields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"spec.unschedulable": fmt.Sprint(obj.(*corev1.Node).Spec.Unschedulable)}
 		},
-		Default: defaultNode,
+		Admit: admitNode,
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("pods"),
@@ -89,6 +95,7 @@ var resources = []*Resource{
 		StatusSubresource: true, Generation: true, GracefulDelete: true,
 		Fields:  podFields,
 		Default: defaultPod,
+		Admit:   admitPod,
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("configmaps"),
@@ -149,21 +156,27 @@ func podFields(obj runtime.Object) fields.Set {
 	}
 }
 
-// defaultNamespace mirrors kube-apiserver: the metadata.name label, the
-// kubernetes finalizer and phase Active (transcript 00).
+// defaultNamespace: the metadata.name label is a default, owned by the
+// writer (transcript 00).
 func defaultNamespace(obj runtime.Object, _ metav1.Time) {
 	ns := obj.(*corev1.Namespace)
 	if ns.Labels == nil {
 		ns.Labels = map[string]string{}
 	}
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}
+
+// admitNamespace: the create strategy adds the kubernetes finalizer and
+// phase Active.
+func admitNamespace(obj runtime.Object, _ metav1.Time) {
+	ns := obj.(*corev1.Namespace)
 	ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
 }
 
-// defaultNode mirrors the TaintNodesByCondition admission plugin: a new
+// admitNode mirrors the TaintNodesByCondition admission plugin: a new
 // node is tainted not-ready until its kubelet reports in (transcript 28).
-func defaultNode(obj runtime.Object, _ metav1.Time) {
+func admitNode(obj runtime.Object, _ metav1.Time) {
 	n := obj.(*corev1.Node)
 	for _, t := range n.Spec.Taints {
 		if t.Key == corev1.TaintNodeNotReady && t.Effect == corev1.TaintEffectNoSchedule {
@@ -173,11 +186,19 @@ func defaultNode(obj runtime.Object, _ metav1.Time) {
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
 }
 
-// defaultPod fills what kube-apiserver's defaulting and admission add to a
-// pod (transcript 01), so that objects read the same in both modes.
-func defaultPod(obj runtime.Object, now metav1.Time) {
+// defaultPod fills the pod defaults of kube-apiserver's scheme
+// (transcript 01), so that objects read the same in both modes.
+func defaultPod(obj runtime.Object, _ metav1.Time) {
 	p := obj.(*corev1.Pod)
-	s := &p.Spec
+	defaultPodSpec(&p.Spec)
+	if p.Spec.EnableServiceLinks == nil {
+		p.Spec.EnableServiceLinks = ptr.To(true)
+	}
+}
+
+// defaultPodSpec fills the defaults of a pod spec, a pod's or a
+// template's (transcript 30).
+func defaultPodSpec(s *corev1.PodSpec) {
 	for i := range s.Containers {
 		c := &s.Containers[i]
 		if c.TerminationMessagePath == "" {
@@ -208,6 +229,13 @@ func defaultPod(obj runtime.Object, now metav1.Time) {
 	if s.SchedulerName == "" {
 		s.SchedulerName = corev1.DefaultSchedulerName
 	}
+}
+
+// admitPod adds what admission plugins and the pod create strategy add:
+// default tolerations, priority, and the initial status (transcript 01).
+func admitPod(obj runtime.Object, now metav1.Time) {
+	p := obj.(*corev1.Pod)
+	s := &p.Spec
 	// The DefaultTolerationSeconds admission plugin.
 	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
 		s.Tolerations = append(s.Tolerations, corev1.Toleration{
@@ -215,11 +243,9 @@ func defaultPod(obj runtime.Object, now metav1.Time) {
 			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300),
 		})
 	}
+	// The Priority admission plugin.
 	if s.Priority == nil {
 		s.Priority = ptr.To[int32](0)
-	}
-	if s.EnableServiceLinks == nil {
-		s.EnableServiceLinks = ptr.To(true)
 	}
 	if s.PreemptionPolicy == nil {
 		pp := corev1.PreemptLowerPriority
@@ -275,21 +301,7 @@ func defaultDeployment(obj runtime.Object, now metav1.Time) {
 	if d.Spec.ProgressDeadlineSeconds == nil {
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
 	}
-	tmpl := &corev1.Pod{Spec: d.Spec.Template.Spec}
-	defaultPodSpecOnly(tmpl)
-	d.Spec.Template.Spec = tmpl.Spec
-}
-
-// defaultPodSpecOnly applies the pod-spec defaults of a template (no
-// admission tolerations, no status), as kube-apiserver does for templates.
-func defaultPodSpecOnly(p *corev1.Pod) {
-	tolerations := p.Spec.Tolerations
-	defaultPod(p, metav1.Time{})
-	p.Spec.Tolerations = tolerations
-	p.Status = corev1.PodStatus{}
-	p.Spec.Priority = nil
-	p.Spec.EnableServiceLinks = nil
-	p.Spec.PreemptionPolicy = nil
+	defaultPodSpec(&d.Spec.Template.Spec)
 }
 
 func intOrPercent(s string) intstr.IntOrString { return intstr.FromString(s) }

@@ -167,13 +167,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "create":
 		obj, err := decodeBody(r, req.res)
 		if err == nil {
-			obj, err = s.store.create(req.res, req.namespace, obj)
+			obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj)
 		}
 		rw.respond(http.StatusCreated, obj, err)
 	case "update":
 		obj, err := decodeBody(r, req.res)
 		if err == nil {
-			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, obj)
+			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
 		}
 		rw.respond(http.StatusOK, obj, err)
 	case "patch":
@@ -449,7 +449,7 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 	if p.Metadata.ResourceVersion == "" {
 		metaOf(obj).SetResourceVersion("")
 	}
-	return s.store.update(req.res, req.namespace, req.name, req.subresource, obj)
+	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
 }
 
 // responder writes answers in the negotiated media type.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
@@ -55,6 +56,7 @@ type store struct {
 	now      func() metav1.Time
 	uids     uint64
 	suffixes uint64
+	fields   map[fieldManagerKey]*managedfields.FieldManager
 }
 
 func newStore(now func() metav1.Time, maxHistory int) *store {
@@ -67,6 +69,7 @@ func newStore(now func() metav1.Time, maxHistory int) *store {
 	for _, r := range resources {
 		s.objects[r] = map[string]runtime.Object{}
 	}
+	s.fields = newFieldManagers()
 	return s
 }
 
@@ -187,7 +190,7 @@ func (s *store) nameSuffix() string {
 	return string(b)
 }
 
-func (s *store) create(res *Resource, namespace string, obj runtime.Object) (runtime.Object, error) {
+func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := metaOf(obj)
@@ -240,6 +243,11 @@ func (s *store) create(res *Resource, namespace string, obj runtime.Object) (run
 	if res.Default != nil {
 		res.Default(obj, now)
 	}
+	m.SetManagedFields(nil)
+	obj = s.manageFields(res, "", res.New(), obj, manager)
+	if res.Admit != nil {
+		res.Admit(obj, now)
+	}
 	s.commit(res, watch.Added, obj, nil)
 	return obj.DeepCopyObject(), nil
 }
@@ -254,7 +262,7 @@ func validateObject(res *Resource, obj runtime.Object) error {
 }
 
 // update is PUT of the object (subresource "") or of its status.
-func (s *store) update(res *Resource, namespace, name, subresource string, obj runtime.Object) (runtime.Object, error) {
+func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := metaOf(obj)
@@ -305,6 +313,7 @@ func (s *store) update(res *Resource, namespace, name, subresource string, obj r
 	if apiequality.Semantic.DeepEqual(next, old) {
 		return old.DeepCopyObject(), nil
 	}
+	next = s.manageFields(res, subresource, old, next, manager)
 	nm := metaOf(next)
 	if nm.GetDeletionTimestamp() != nil && len(nm.GetFinalizers()) == 0 {
 		// The last finalizer is gone: the pending delete completes.
