@@ -33,6 +33,9 @@ type Resource struct {
 	// changes (and when deletion starts), as kube-apiserver does for pods
 	// and deployments. ConfigMaps, Namespaces and Nodes have none.
 	Generation bool
+	// GenerationOnAnnotations: annotation changes bump the generation too
+	// (deployments, whose annotations are copied to their ReplicaSets).
+	GenerationOnAnnotations bool
 	// GracefulDelete: a DELETE first stamps deletionTimestamp (a MODIFIED
 	// event), then removes the object (DELETED), and answers with the
 	// object. This is what kube-apiserver does for a pod bound to no node
@@ -106,7 +109,7 @@ var resources = []*Resource{
 		GVR:  appsv1.SchemeGroupVersion.WithResource("deployments"),
 		Kind: "Deployment", ShortNames: []string{"deploy"}, Namespaced: true,
 		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
-		StatusSubresource: true, Generation: true,
+		StatusSubresource: true, Generation: true, GenerationOnAnnotations: true,
 		Default: defaultDeployment,
 	},
 }

@@ -7,6 +7,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // Behaviours no transcript shows, because a real cluster cannot be made to
@@ -298,5 +303,48 @@ func TestEveryResource(t *testing.T) {
 				t.Errorf("watch: %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// TestDeploymentGenerationOnAnnotations: kube-apiserver's deployment
+// strategy bumps metadata.generation when annotations change, not only the
+// spec; labels do not (pkg/registry/apps/deployment/strategy.go).
+func TestDeploymentGenerationOnAnnotations(t *testing.T) {
+	s := startServer(t)
+	cs := kubernetes.NewForConfigOrDie(s.Config())
+	ctx := t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+			},
+		},
+	}
+	d, err := cs.AppsV1().Deployments("ns").Create(ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		change func(*appsv1.Deployment)
+		want   int64
+	}{
+		{func(d *appsv1.Deployment) { d.Labels = map[string]string{"tier": "front"} }, 1},
+		{func(d *appsv1.Deployment) { d.Annotations = map[string]string{"note": "x"} }, 2},
+		{func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](3) }, 3},
+	}
+	for i, st := range steps {
+		st.change(d)
+		if d, err = cs.AppsV1().Deployments("ns").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d.Generation != st.want {
+			t.Errorf("step %d: generation %d, want %d", i, d.Generation, st.want)
+		}
 	}
 }

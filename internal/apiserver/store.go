@@ -299,7 +299,10 @@ func (s *store) update(res *Resource, namespace, name, subresource, manager stri
 		nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 		nm.SetGeneration(om.GetGeneration())
 		nm.SetManagedFields(om.GetManagedFields())
-		if res.Generation && !apiequality.Semantic.DeepEqual(fieldOf(next, "Spec"), fieldOf(old, "Spec")) {
+		specChanged := !apiequality.Semantic.DeepEqual(fieldOf(next, "Spec"), fieldOf(old, "Spec"))
+		annotationsChanged := res.GenerationOnAnnotations &&
+			!apiequality.Semantic.DeepEqual(nm.GetAnnotations(), om.GetAnnotations())
+		if res.Generation && (specChanged || annotationsChanged) {
 			nm.SetGeneration(om.GetGeneration() + 1)
 		}
 	}
