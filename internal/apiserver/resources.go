@@ -239,8 +239,12 @@ func defaultPodSpec(s *corev1.PodSpec) {
 func admitPod(obj runtime.Object, now metav1.Time) {
 	p := obj.(*corev1.Pod)
 	s := &p.Spec
-	// The DefaultTolerationSeconds admission plugin.
+	// The DefaultTolerationSeconds admission plugin: unless the pod
+	// tolerates the taint itself.
 	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		if toleratesNoExecute(s.Tolerations, key) {
+			continue
+		}
 		s.Tolerations = append(s.Tolerations, corev1.Toleration{
 			Key: key, Operator: corev1.TolerationOpExists,
 			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300),
@@ -273,6 +277,18 @@ func admitPod(obj runtime.Object, now metav1.Time) {
 			}
 		}
 	}
+}
+
+// toleratesNoExecute reports whether tolerations already tolerate the
+// NoExecute taint key (any key, for an empty key with Exists).
+func toleratesNoExecute(tolerations []corev1.Toleration, key string) bool {
+	for _, t := range tolerations {
+		if (t.Effect == "" || t.Effect == corev1.TaintEffectNoExecute) &&
+			(t.Key == key || (t.Key == "" && t.Operator == corev1.TolerationOpExists)) {
+			return true
+		}
+	}
+	return false
 }
 
 func tagIsLatest(image string) bool {

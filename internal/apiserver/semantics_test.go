@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -346,5 +347,77 @@ func TestDeploymentGenerationOnAnnotations(t *testing.T) {
 		if d.Generation != st.want {
 			t.Errorf("step %d: generation %d, want %d", i, d.Generation, st.want)
 		}
+	}
+}
+
+// TestPodSpecImmutable: a pod's spec may change only in container images,
+// activeDeadlineSeconds, added tolerations and removed scheduling gates;
+// anything else is 422 Invalid, as kube-apiserver answers.
+func TestPodSpecImmutable(t *testing.T) {
+	s := startServer(t)
+	cs := kubernetes.NewForConfigOrDie(s.Config())
+	ctx := t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
+		SchedulingGates: []corev1.PodSchedulingGate{{Name: "hold"}},
+		Containers:      []corev1.Container{{Name: "c", Image: "nginx:1.27"}},
+	}}
+	if _, err := cs.CoreV1().Pods("ns").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		change  func(*corev1.Pod)
+		invalid bool
+	}{
+		{"image", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:1.28" }, false},
+		{"added toleration", func(p *corev1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists})
+		}, false},
+		{"removed gate", func(p *corev1.Pod) { p.Spec.SchedulingGates = nil }, false},
+		{"restartPolicy", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }, true},
+		{"added gate", func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "again"}} }, true},
+		{"removed toleration", func(p *corev1.Pod) { p.Spec.Tolerations = p.Spec.Tolerations[1:] }, true},
+	}
+	for _, tt := range tests {
+		p, err := cs.CoreV1().Pods("ns").Get(ctx, "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt.change(p)
+		_, err = cs.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{})
+		if got := apierrors.IsInvalid(err); got != tt.invalid {
+			t.Errorf("%s: err = %v, want invalid=%v", tt.name, err, tt.invalid)
+		}
+	}
+}
+
+// TestDefaultTolerationsNotDuplicated: the DefaultTolerationSeconds
+// admission plugin adds a toleration only for a taint the pod does not
+// tolerate already.
+func TestDefaultTolerationsNotDuplicated(t *testing.T) {
+	s := startServer(t)
+	cs := kubernetes.NewForConfigOrDie(s.Config())
+	ctx := t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	own := corev1.Toleration{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
+		Tolerations: []corev1.Toleration{own},
+		Containers:  []corev1.Container{{Name: "c", Image: "x"}},
+	}}
+	got, err := cs.CoreV1().Pods("ns").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, tol := range got.Spec.Tolerations {
+		keys = append(keys, tol.Key)
+	}
+	if want := []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable}; !cmp.Equal(keys, want) {
+		t.Errorf("tolerations %v, want %v", keys, want)
 	}
 }

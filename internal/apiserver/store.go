@@ -261,6 +261,42 @@ func validateObject(res *Resource, obj runtime.Object) error {
 	return nil
 }
 
+// validatePodUpdate refuses what kube-apiserver refuses: a pod's spec is
+// immutable but for container images, activeDeadlineSeconds, added
+// tolerations and removed scheduling gates.
+func validatePodUpdate(res *Resource, next, old runtime.Object) error {
+	np, ok := next.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	op := old.(*corev1.Pod)
+	a, b := np.Spec.DeepCopy(), op.Spec.DeepCopy()
+	for _, s := range []*corev1.PodSpec{a, b} {
+		for i := range s.Containers {
+			s.Containers[i].Image = ""
+		}
+		for i := range s.InitContainers {
+			s.InitContainers[i].Image = ""
+		}
+		s.ActiveDeadlineSeconds = nil
+		s.SchedulingGates = nil
+	}
+	if len(a.Tolerations) >= len(b.Tolerations) &&
+		apiequality.Semantic.DeepEqual(a.Tolerations[:len(b.Tolerations)], b.Tolerations) {
+		a.Tolerations, b.Tolerations = nil, nil // only additions
+	}
+	gatesOK := len(np.Spec.SchedulingGates) <= len(op.Spec.SchedulingGates) // gates may only go
+	if apiequality.Semantic.DeepEqual(a, b) && gatesOK {
+		return nil
+	}
+	return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), np.Name, field.ErrorList{
+		field.Forbidden(field.NewPath("spec"), "pod updates may not change fields other than "+
+			"`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"+
+			"`spec.tolerations` (only additions to existing tolerations),"+
+			"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"),
+	})
+}
+
 // update is PUT of the object (subresource "") or of its status.
 func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
@@ -309,6 +345,9 @@ func (s *store) update(res *Resource, namespace, name, subresource, manager stri
 	clearTypeMeta(next)
 	setRV(next, rvOf(old))
 	if err := validateObject(res, next); err != nil {
+		return nil, err
+	}
+	if err := validatePodUpdate(res, next, old); err != nil {
 		return nil, err
 	}
 	// A write that changes nothing is not written: no new
