@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -367,35 +364,8 @@ func TestPopOnClosedEmptyQueueReturns(t *testing.T) {
 	}
 }
 
-// TestReadmeQuotesGolden keeps the README's annotated output honest:
-// every ```text block in it must appear verbatim in the golden file.
-func TestReadmeQuotesGolden(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(filepath.Join("testdata", "02-deltafifo.golden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := 0
-	rest := string(readme)
-	for {
-		_, after, ok := strings.Cut(rest, "```text\n")
-		if !ok {
-			break
-		}
-		block, tail, ok := strings.Cut(after, "```")
-		if !ok {
-			t.Fatal("README.md: unterminated ```text block")
-		}
-		blocks++
-		if !strings.Contains(string(want), block) {
-			t.Errorf("README.md block %d is not in the golden file:\n%s", blocks, block)
-		}
-		rest = tail
-	}
-	if blocks == 0 {
-		t.Error("README.md quotes no output")
-	}
+// TestREADMEQuotesOutput keeps the README's quoted output equal to what
+// the chapter prints.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "02-deltafifo")
 }

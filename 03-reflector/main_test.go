@@ -2,9 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -103,19 +100,8 @@ func TestWatchListOptOut(t *testing.T) {
 	}
 }
 
-// TestReadmeQuotesGolden keeps the README's copy of the output from
-// drifting: it must contain the golden file verbatim.
-func TestReadmeQuotesGolden(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(filepath.Join("testdata", "03-reflector.golden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "```text\n"+string(want)+"```\n") {
-		t.Error("README.md does not quote testdata/03-reflector.golden " +
-			"verbatim in a ```text block; paste the golden file there")
-	}
+// TestREADMEQuotesOutput keeps the README's quoted output equal to what
+// the chapter prints.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "03-reflector")
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,34 +27,10 @@ func TestGolden(t *testing.T) {
 	golden.Assert(t, "04-indexer", out.Bytes())
 }
 
-// TestREADMEQuotes keeps the annotated output honest: the README's
-// text blocks, in order and joined, are the golden file, so every line
-// the chapter prints is quoted once and none drifts.
-func TestREADMEQuotes(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(filepath.Join("testdata", "04-indexer.golden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var quoted strings.Builder
-	for _, b := range strings.Split(string(readme), "```text\n")[1:] {
-		quote, _, ok := strings.Cut(b, "```")
-		if !ok {
-			t.Fatal("README.md: unterminated ```text block")
-		}
-		if !strings.Contains(string(want), quote) {
-			t.Errorf("README.md quotes output the chapter does not print:\n%s",
-				quote)
-		}
-		quoted.WriteString(quote)
-	}
-	if quoted.String() != string(want) {
-		t.Error("README.md's text blocks, joined, are not the whole" +
-			" golden file: a part is missing, repeated or out of order")
-	}
+// TestREADMEQuotesOutput keeps the README's quoted output equal to what
+// the chapter prints.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "04-indexer")
 }
 
 // TestPanics pins the two panics step 4 describes.

@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,28 +102,10 @@ func TestProcessDeltaMatchesInformer(t *testing.T) {
 	}
 }
 
-// TestReadmeQuotesGolden keeps the README's annotated output honest: every
-// text block in it must appear, as is, in the golden file.
-func TestReadmeQuotesGolden(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(filepath.Join("testdata", "05-informer.golden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := strings.Split(string(readme), "```text\n")
-	if len(blocks) < 2 {
-		t.Fatal("README.md quotes no output")
-	}
-	for _, b := range blocks[1:] {
-		quote, _, _ := strings.Cut(b, "```")
-		if !strings.Contains(string(want), quote) {
-			t.Errorf("README.md quotes output the chapter does not print:\n%s",
-				quote)
-		}
-	}
+// TestREADMEQuotesOutput keeps the README's quoted output equal to what
+// the chapter prints.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "05-informer")
 }
 
 func mustNext(t *testing.T, s *session, n int) []string {

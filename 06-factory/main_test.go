@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -85,28 +83,8 @@ func TestAccessorMakesNoInformer(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesGolden keeps the README honest: every ```text block
-// in it must appear, line for line, in the golden file.
-func TestREADMEQuotesGolden(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile("testdata/06-factory.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := strings.Split(string(readme), "```text\n")
-	if len(blocks) < 2 {
-		t.Fatal("README.md quotes no output")
-	}
-	for _, b := range blocks[1:] {
-		quote, _, ok := strings.Cut(b, "```")
-		if !ok {
-			t.Fatalf("unterminated block in README.md:\n%s", b)
-		}
-		if !strings.Contains(string(want), quote) {
-			t.Errorf("README.md quotes output that is not in the golden file:\n%s", quote)
-		}
-	}
+// TestREADMEQuotesOutput keeps the README's quoted output equal to what
+// the chapter prints.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "06-factory")
 }

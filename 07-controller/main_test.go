@@ -203,30 +203,8 @@ func TestOneKeyOneWorker(t *testing.T) {
 	t.Logf("%d syncs for 1200 Adds", syncs.Load())
 }
 
-// TestReadmeOutput checks that the output quoted in README.md is the
-// golden file, so the chapter text cannot drift from what it prints.
-func TestReadmeOutput(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := goldenFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(readme), "## The output")
-	if !ok {
-		t.Fatal(`README.md has no "## The output" section`)
-	}
-	_, block, ok := strings.Cut(after, "```text\n")
-	if ok {
-		block, _, ok = strings.Cut(block, "```")
-	}
-	if !ok {
-		t.Fatal("no ```text block in the output section")
-	}
-	if block != want {
-		t.Error("README.md quotes an output that is not testdata/07-controller.golden; " +
-			"paste the golden file into the block")
-	}
+// TestREADMEQuotesOutput keeps the README's quoted output equal to what
+// the chapter prints.
+func TestREADMEQuotesOutput(t *testing.T) {
+	golden.AssertQuoted(t, "07-controller")
 }
