@@ -104,7 +104,10 @@ func (s *Server) Close() error {
 	s.once.Do(func() {
 		close(s.closing)
 		s.store.dropWatches()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Shutdown lets requests in flight finish. It would also wait 5 s
+		// for a connection accepted but not yet used (a client's re-dial
+		// at the last moment), so after a short grace, Close cuts the rest.
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		defer cancel()
 		if err := s.http.Shutdown(ctx); err != nil {
 			_ = s.http.Close()
