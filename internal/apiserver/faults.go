@@ -45,9 +45,16 @@ type requestLog struct {
 	reqs []Request
 }
 
+// maxLogged bounds the request log, so that a workshop cluster left
+// running all day keeps bounded memory: past it, the older half goes.
+const maxLogged = 100000
+
 func (l *requestLog) add(r *http.Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if len(l.reqs) >= maxLogged {
+		l.reqs = append([]Request(nil), l.reqs[len(l.reqs)-maxLogged/2:]...)
+	}
 	l.reqs = append(l.reqs, NewRequest(r))
 }
 
@@ -68,7 +75,8 @@ func NewRequest(r *http.Request) Request {
 }
 
 // Requests returns every API request served since the server started or
-// since the last ResetRequests, in arrival order.
+// since the last ResetRequests, in arrival order (at most the last
+// 100 000).
 func (s *Server) Requests() []Request {
 	s.log.mu.Lock()
 	defer s.log.mu.Unlock()

@@ -10,11 +10,13 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -180,7 +182,7 @@ func (c *Cluster) prepare(ctx context.Context) error {
 	// GET /version, bounded by the timeout (ServerVersion() takes no
 	// context, and an unroutable address would hang it).
 	if err := c.Client.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); err != nil {
-		return fmt.Errorf("cannot reach the API server (%s): %v", c.Description, err)
+		return fmt.Errorf("cannot reach the API server (%s): %s", c.Description, describe(err))
 	}
 	_, err := c.Client.CoreV1().Namespaces().Get(pctx, c.Namespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -284,8 +286,14 @@ func describe(err error) string {
 	switch {
 	case apierrors.IsForbidden(err):
 		return fmt.Sprintf("%v (grant the RBAC Role in the course README)", err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Sprintf("%v (the server refused the kubeconfig's credentials: log in again)", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the API server did not answer in time"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("%v (is the cluster running?)", err)
+	case errors.As(err, new(*tls.CertificateVerificationError)):
+		return fmt.Sprintf("%v (the kubeconfig's certificate-authority does not match the server)", err)
 	}
 	return err.Error()
 }

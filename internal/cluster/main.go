@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 )
 
@@ -36,11 +37,16 @@ func mainExit(chapter string, args []string, stdout, stderr io.Writer, run RunFu
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A 403 ends the run instead of hanging it (see stopOnForbidden).
+	ctx, deny := context.WithCancelCause(ctx)
+	defer deny(nil)
+	quietAfterEnd()
 
 	c, err := Connect(ctx, opts)
 	if err != nil {
 		return fail(ctx, chapter, stderr, err)
 	}
+	c.stopOnForbidden(deny)
 	if !c.Embedded() {
 		fmt.Fprintf(stderr, "%s: using %s, namespace %s\n", chapter, c.Description, c.Namespace)
 	}
@@ -61,7 +67,11 @@ func mainExit(chapter string, args []string, stdout, stderr io.Writer, run RunFu
 }
 
 func fail(ctx context.Context, chapter string, stderr io.Writer, err error) int {
-	if ctx.Err() != nil {
+	// A run ended by a 403 failed with that 403, whatever the chapter
+	// returned once its context was cancelled.
+	if cause := context.Cause(ctx); apierrors.IsForbidden(cause) {
+		err = cause
+	} else if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "%s: interrupted, cleaned up\n", chapter)
 		return ExitInterrupted
 	}

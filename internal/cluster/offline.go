@@ -46,5 +46,8 @@ func mainOfflineExit(chapter string, args []string, stdout, stderr io.Writer, ru
 	if err != nil {
 		return fail(ctx, chapter, stderr, err)
 	}
+	if ctx.Err() != nil { // interrupted, though run did not notice
+		return fail(ctx, chapter, stderr, ctx.Err())
+	}
 	return 0
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"net/http"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 type recorder struct {
 	mu   sync.Mutex
 	reqs []apiserver.Request
+	deny context.CancelCauseFunc // see stopOnForbidden
 }
 
 type recordingTransport struct {
@@ -23,7 +25,11 @@ type recordingTransport struct {
 
 func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.rec.add(r)
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusForbidden {
+		t.rec.forbidden(r, resp)
+	}
+	return resp, err
 }
 
 func (rec *recorder) add(r *http.Request) {

@@ -28,6 +28,8 @@ type stepWriter struct {
 	partial []byte        // the start of a line not yet written
 	steps   int           // headings seen
 	eof     bool          // stdin ended: stop pausing
+
+	done <-chan struct{} // closed at Ctrl-C: stop waiting for Enter
 }
 
 func (w *stepWriter) Write(p []byte) (int, error) {
@@ -57,13 +59,32 @@ func (w *stepWriter) writeLine(line []byte) error {
 		w.steps++
 		if w.steps > 1 && !w.eof {
 			fmt.Fprint(w.prompt, "  [--step] press Enter for the next step ")
-			if _, err := w.in.ReadString('\n'); err != nil {
+			if !w.enter() {
 				w.eof = true
 			}
 		}
 	}
 	_, err := w.out.Write(line)
 	return err
+}
+
+// enter waits for Enter. It reports false if stdin ended, or if Ctrl-C
+// came first: then the chapter goes on to notice its context is done. A
+// read cannot be cancelled, so it runs in a goroutine of its own, which
+// ends with the process.
+func (w *stepWriter) enter() bool {
+	read := make(chan error, 1)
+	go func() {
+		_, err := w.in.ReadString('\n')
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		return err == nil
+	case <-w.done:
+		fmt.Fprintln(w.prompt) // end the prompt's line
+		return false
+	}
 }
 
 // flush writes a last line that had no newline.
@@ -83,7 +104,7 @@ func stepOutput(ctx context.Context, step bool, stdout, stderr io.Writer) (conte
 	if !step || !term.IsTerminal(int(os.Stdin.Fd())) {
 		return ctx, stdout, func() {}
 	}
-	w := &stepWriter{out: stdout, prompt: stderr, in: bufio.NewReader(os.Stdin)}
+	w := &stepWriter{out: stdout, prompt: stderr, in: bufio.NewReader(os.Stdin), done: ctx.Done()}
 	return context.WithValue(ctx, stepModeKey{}, true), w, w.flush
 }
 

@@ -1,0 +1,172 @@
+package reliability
+
+import (
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+)
+
+// badCase is one mistake a learner can make.
+type badCase struct {
+	name string
+	args []string
+	env  []string
+	want string // what the one error line must contain
+	// forbid, if set, runs the chapter against a workshop cluster that
+	// answers 403 Forbidden to this verb on every resource. A list is
+	// refused first to the clean-up of leftovers, before the chapter
+	// starts; a watch (an informer's) and a create, to the chapter.
+	forbid string
+}
+
+// rbacHint ends the line of every 403.
+const rbacHint = "(grant the RBAC Role in the course README)"
+
+// TestBadInput runs every chapter with every mistake in the issue's
+// list. Each must end within 15 s with exit status 1 and exactly one
+// line on stderr that names what to fix (besides the "using context"
+// line a real-cluster run starts with): no panic, no goroutine dump, no
+// client-go log lines, no credentials, and nothing of the course's left
+// in the namespace.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	// A kubeconfig that is not YAML.
+	malformed := filepath.Join(t.TempDir(), "malformed")
+	if err := os.WriteFile(malformed, []byte("clusters: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A loopback port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := writeKubeconfig(t, "https://"+ln.Addr().String())
+	ln.Close()
+	// An HTTPS server whose certificate no kubeconfig CA signed.
+	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshake errors are expected
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	untrusted := writeKubeconfig(t, tlsSrv.URL)
+	// A server that takes the certificate but not the token (expired).
+	refusing := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`)
+	}))
+	refusing.Config.ErrorLog = log.New(io.Discard, "", 0)
+	refusing.StartTLS()
+	t.Cleanup(refusing.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: refusing.Certificate().Raw})
+	expired := writeKubeconfigWith(t, refusing.URL, ", certificate-authority-data: "+b64(ca), "")
+	_, reachable, _ := workshop(t)
+
+	cases := []badCase{
+		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/config"},
+			want: "--kubeconfig /nonexistent/config: no such file or directory"},
+		{name: "KUBECONFIG names a missing file", env: []string{"KUBECONFIG=/nonexistent/config"},
+			want: "the kubeconfig names no cluster: give --kubeconfig PATH or --context NAME"},
+		{name: "malformed kubeconfig", args: []string{"--kubeconfig", malformed},
+			want: "cannot read kubeconfig"},
+		{name: "unknown context", args: []string{"--kubeconfig", reachable, "--context", "nope"},
+			want: `context "nope" does not exist`},
+		{name: "closed port", args: []string{"--kubeconfig", closed},
+			want: "connect: connection refused (is the cluster running?)"},
+		{name: "untrusted certificate", args: []string{"--kubeconfig", untrusted},
+			want: "x509: certificate signed by unknown authority (the kubeconfig's certificate-authority does not match the server)"},
+		{name: "expired token", args: []string{"--kubeconfig", expired},
+			want: "Unauthorized (the server refused the kubeconfig's credentials: log in again)"},
+		{name: "forbidden list", forbid: "list", want: `cannot list resource`},
+		{name: "forbidden watch", forbid: "watch", want: `cannot watch resource`},
+		{name: "forbidden create", forbid: "create", want: `cannot create resource`},
+		{name: "unknown flag", args: []string{"--bogus"},
+			want: "flag provided but not defined: -bogus (see --help)"},
+		{name: "bad namespace", args: []string{"--namespace", "Not_A_Name"},
+			want: `--namespace "Not_A_Name" is not a valid namespace name`},
+	}
+	offlineSeen := map[string]bool{}
+	for _, ch := range builtChapters(t) {
+		for _, tc := range cases {
+			if ch.offline {
+				// No cluster flags: --kubeconfig and --namespace are
+				// unknown flags (one case each is enough), and there
+				// is no cluster to refuse anything.
+				if tc.forbid != "" || len(tc.args) == 0 || offlineSeen[tc.args[0]] {
+					continue
+				}
+				offlineSeen[tc.args[0]] = true
+				tc.want = fmt.Sprintf("flag provided but not defined: %s (see --help)", tc.args[0][1:])
+			}
+			t.Run(ch.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				badInput(t, ch, tc)
+			})
+		}
+	}
+}
+
+func badInput(t *testing.T, ch chapter, tc badCase) {
+	args, ns := tc.args, ""
+	var srv *apiserver.Server
+	var admin kubernetes.Interface
+	if tc.forbid != "" {
+		// The namespace exists (an admin made it), so the first
+		// request refused is the chapter's own, or its clean-up's.
+		var kubeconfig string
+		srv, kubeconfig, admin = workshop(t)
+		ns = tc.forbid + "-" + ch.name[:2]
+		createNamespace(t, admin, ns)
+		forbid(srv, tc.forbid)
+		args = []string{"--kubeconfig", kubeconfig, "--namespace", ns}
+	}
+	r := ch.run(t, env(t, tc.env...), args...)
+
+	if r.code != 1 {
+		t.Errorf("exit status %d, want 1", r.code)
+	}
+	errs := errorLines(ch, r.stderr)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], ch.name+": ") || !strings.Contains(errs[0], tc.want) {
+		t.Errorf("stderr:\n%s\nwant exactly one line %q containing %q", r.stderr, ch.name+": …", tc.want)
+	}
+	if len(errs) > 0 {
+		t.Log(errs[len(errs)-1]) // go test -v shows what a learner sees
+	}
+	if tc.forbid != "" && len(errs) == 1 && !strings.HasSuffix(errs[0], rbacHint) {
+		t.Errorf("the error line does not end %q: %s", rbacHint, errs[0])
+	}
+	if strings.Contains(r.stdout+r.stderr, token) {
+		t.Error("the output shows the kubeconfig's token")
+	}
+	if srv != nil {
+		srv.ClearFaults()
+		if left := leftovers(t, admin, ns); len(left) > 0 {
+			t.Errorf("left behind in namespace %s: %v", ns, left)
+		}
+	}
+}
+
+// forbid makes the server answer 403 Forbidden, as kube-apiserver's RBAC
+// authorizer words it, to verb on every resource the chapters use.
+func forbid(srv *apiserver.Server, verb string) {
+	for _, gr := range []schema.GroupResource{
+		{Resource: "pods"}, {Resource: "configmaps"}, {Group: "apps", Resource: "deployments"},
+		{Resource: "namespaces"}, {Resource: "nodes"},
+	} {
+		msg := fmt.Errorf("User %q cannot %s resource %q in API group %q", "learner", verb, gr.Resource, gr.Group)
+		srv.InjectFault(apiserver.Fault{Verb: verb, Resource: gr.String(), Err: apierrors.NewForbidden(gr, "", msg)})
+	}
+}
