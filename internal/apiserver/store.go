@@ -52,6 +52,10 @@ type store struct {
 	// bounds its window; older events are compacted away.
 	maxHistory int
 	watchers   map[*watcher]struct{}
+	// sorted holds each resource's current keys in list order, so
+	// that the pages of a paged list cost one sort, not one each. A
+	// create or delete of the resource drops its entry.
+	sorted map[*Resource][]string
 
 	now      func() metav1.Time
 	uids     uint64
@@ -63,6 +67,7 @@ func newStore(now func() metav1.Time, maxHistory int) *store {
 	s := &store{
 		objects:    map[*Resource]map[string]runtime.Object{},
 		watchers:   map[*watcher]struct{}{},
+		sorted:     map[*Resource][]string{},
 		now:        now,
 		maxHistory: maxHistory,
 	}
@@ -108,6 +113,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 		delete(s.objects[res], key)
 	} else {
 		s.objects[res][key] = obj
+	}
+	if typ != watch.Modified {
+		delete(s.sorted, res) // the set of keys changed
 	}
 	ev := event{Type: typ, RV: s.rv, Res: res, Object: obj, Prev: prev}
 	s.history = append(s.history, ev)
@@ -490,19 +498,31 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		}
 	}
 	objs := s.stateAt(res, at)
-	keys := sortedKeys(objs)
-	items := make([]runtime.Object, 0, len(keys))
+	keys := s.listOrder(res, at, objs)
+	inNamespace := o.Namespace != ""
+	// Keys are in namespace, name order, so a binary search finds where
+	// this page starts: in the namespace asked for, if any, and after
+	// the continue token's start key, if any. A paged list then costs
+	// O(log n) per page to start, not a scan of every object.
+	first := sort.Search(len(keys), func(i int) bool {
+		m := metaOf(objs[keys[i]])
+		if inNamespace && m.GetNamespace() != o.Namespace {
+			return m.GetNamespace() > o.Namespace
+		}
+		return start == "" || afterStart(m, start, inNamespace)
+	})
+	size := len(keys) - first
+	if o.Limit > 0 {
+		size = min(size, int(o.Limit))
+	}
+	items := make([]runtime.Object, 0, size)
 	filtered := !labelsEmpty(o.Label) || !fieldsEmpty(o.Field)
 	var next string
 	var remaining int64
-	for i, key := range keys {
-		obj := objs[key]
-		m := metaOf(obj)
-		if o.Namespace != "" && m.GetNamespace() != o.Namespace {
-			continue
-		}
-		if start != "" && !afterStart(m, start, o.Namespace != "") {
-			continue
+	for i := first; i < len(keys); i++ {
+		obj := objs[keys[i]]
+		if inNamespace && metaOf(obj).GetNamespace() != o.Namespace {
+			break // past the namespace's keys
 		}
 		if !matches(res, obj, o.Label, o.Field) {
 			continue
@@ -510,11 +530,13 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if o.Limit > 0 && int64(len(items)) == o.Limit {
 			next = encodeContinue(at, lastKey(items, o.Namespace))
 			if !filtered {
-				for _, k := range keys[i:] {
-					if o.Namespace == "" || metaOf(objs[k]).GetNamespace() == o.Namespace {
-						remaining++
-					}
+				end := len(keys)
+				if inNamespace {
+					end = sort.Search(len(keys), func(k int) bool {
+						return metaOf(objs[keys[k]]).GetNamespace() > o.Namespace
+					})
 				}
+				remaining = int64(end - i)
 			}
 			break
 		}
@@ -583,6 +605,21 @@ func (s *store) stateAt(res *Resource, rv uint64) map[string]runtime.Object {
 		}
 	}
 	return objs
+}
+
+// listOrder is sortedKeys(objs), kept for the current state of res until
+// a key is added or removed. An older state, rebuilt by stateAt, is
+// sorted afresh. Callers hold s.mu.
+func (s *store) listOrder(res *Resource, at uint64, objs map[string]runtime.Object) []string {
+	if at < s.rv {
+		return sortedKeys(objs)
+	}
+	keys, ok := s.sorted[res]
+	if !ok {
+		keys = sortedKeys(objs)
+		s.sorted[res] = keys
+	}
+	return keys
 }
 
 // sortedKeys orders objects by namespace, then name, as kube-apiserver
