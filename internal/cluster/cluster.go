@@ -182,7 +182,7 @@ func (c *Cluster) prepare(ctx context.Context) error {
 	// GET /version, bounded by the timeout (ServerVersion() takes no
 	// context, and an unroutable address would hang it).
 	if err := c.Client.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); err != nil {
-		return fmt.Errorf("cannot reach the API server (%s): %s", c.Description, describe(err))
+		return fmt.Errorf("cannot reach the API server (%s): %s", c.Description, describeConnect(err))
 	}
 	_, err := c.Client.CoreV1().Namespaces().Get(pctx, c.Namespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -193,7 +193,7 @@ func (c *Cluster) prepare(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("namespace %s: %v", c.Namespace, describe(err))
+		return fmt.Errorf("namespace %s: %v", c.Namespace, describeConnect(err))
 	}
 	if c.Embedded() {
 		return nil
@@ -288,14 +288,22 @@ func describe(err error) string {
 		return fmt.Sprintf("%v (grant the RBAC Role in the course README)", err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Sprintf("%v (the server refused the kubeconfig's credentials: log in again)", err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return "the API server did not answer in time"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("%v (is the cluster running?)", err)
 	case errors.As(err, new(*tls.CertificateVerificationError)):
 		return fmt.Sprintf("%v (the kubeconfig's certificate-authority does not match the server)", err)
 	}
 	return err.Error()
+}
+
+// describeConnect is describe for the checks Connect makes under its own
+// timeout: there, and only there, a deadline means the server did not
+// answer. (A chapter's own wait guard expiring says so itself.)
+func describeConnect(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the API server did not answer in time"
+	}
+	return describe(err)
 }
 
 // Describe is describe for chapters' own errors.
