@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -33,7 +33,7 @@ func notWritten(t *testing.T, err error, exercise string) {
 // then step 2's changes. A last pod, labelled tier=front, marks the end:
 // every event before it is the answer.
 func TestExercise1FrontTier(t *testing.T) {
-	c := clustertest.Start(t)
+	c := chaptertest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(c.Namespace)

@@ -32,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 func main() { cluster.Main("01-watch", run) }
@@ -40,7 +41,7 @@ func main() { cluster.Main("01-watch", run) }
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// No step may wait forever: if an expected event never comes, fail
 	// with a clear error instead of hanging.
-	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := runner.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 

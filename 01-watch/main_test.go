@@ -1,26 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"testing"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 )
 
-// TestGolden runs the chapter exactly as main does, on a fresh workshop
-// cluster, and compares every line it prints with testdata/01-watch.golden.
-func TestGolden(t *testing.T) {
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "01-watch", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/01-watch.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "01-watch", run) }
 
-// TestREADMEQuotesOutput keeps the README's output block equal to the
-// golden file.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "01-watch")
-}
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "01-watch") }

@@ -26,10 +26,10 @@ import (
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
-func main() { cluster.MainOffline("02-deltafifo", run) }
+func main() { runner.MainInMemory("02-deltafifo", run) }
 
 // run is the chapter. Each step prints a heading, then every queue
 // call it makes and everything it pops.
@@ -37,7 +37,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// Pop blocks while a queue is empty, and the chapter pops exactly
 	// as often as it queued. If it ever miscounted, the timeout closes
 	// every queue (see guard), so Pop returns an error, not a hang.
-	ctx, cancel := cluster.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := runner.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, step := range []func(context.Context, io.Writer) error{
 		tutorial,     // Step 1

@@ -10,8 +10,8 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // TestGolden runs the chapter exactly as main does and compares every

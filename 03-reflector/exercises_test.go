@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -36,7 +36,7 @@ func notWritten(t *testing.T, err error, exercise string) {
 // and that it reports an expired resourceVersion as an error.
 func TestExercise4ListAndWatch(t *testing.T) {
 	t.Run("the store follows the server", func(t *testing.T) {
-		c := clustertest.Start(t) // also fails the test on leaked goroutines
+		c := chaptertest.Start(t) // also fails the test on leaked goroutines
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		pods := c.Client.CoreV1().Pods(c.Namespace)
@@ -106,7 +106,7 @@ func TestExercise4ListAndWatch(t *testing.T) {
 	})
 
 	t.Run("410 Expired is an error", func(t *testing.T) {
-		c := clustertest.Start(t)
+		c := chaptertest.Start(t)
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		pods := c.Client.CoreV1().Pods(c.Namespace)

@@ -38,6 +38,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 func main() { cluster.Main("03-reflector", run) }
@@ -56,7 +57,7 @@ const (
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// No step may wait forever: if an expected event never comes, fail
 	// with a clear error instead of hanging.
-	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := runner.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	// The output below is that of a watch-list start, client-go's

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 )
 
 // TestGolden runs the chapter exactly as main does, on a fresh workshop
@@ -21,7 +21,7 @@ import (
 func TestGolden(t *testing.T) {
 	// Registered first, so it runs last: after the cluster is closed,
 	// nothing the chapter started may still be running.
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	var out bytes.Buffer
 	if err := run(t.Context(), &out, c); err != nil {
 		t.Fatalf("%v\noutput so far:\n%s", err, out.Bytes())
@@ -38,7 +38,7 @@ func TestGolden(t *testing.T) {
 // event count decides; with a real clock, a watch older than 1 s would
 // simply be re-opened.
 func TestVeryShortWatchRelists(t *testing.T) {
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	ctx := t.Context()
 	if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, newPod("web-1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 func main() { cluster.Main("04-indexer", run) }
@@ -352,7 +353,7 @@ func nsAppIndex(obj any) ([]string, error) {
 // request, where every List does.
 func step5(ctx context.Context, w io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(w, "Step 5. The same indices in an informer, fed by the cluster")
-	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := runner.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 
 	// Pods on the server, each gated so no scheduler or kubelet acts.

@@ -35,6 +35,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 func main() { cluster.Main("05-informer", run) }
@@ -793,7 +794,7 @@ func (s *session) expect(out io.Writer, what string, n int,
 // synced waits until every checker is done (HasSyncedChecker), without
 // polling: cache.WaitForCacheSync would poll every 100ms.
 func (s *session) synced(checkers ...cache.DoneChecker) error {
-	ctx, cancel := cluster.WithTimeout(s.ctx, patience)
+	ctx, cancel := runner.WithTimeout(s.ctx, patience)
 	defer cancel()
 	if !cache.WaitFor(ctx, "", checkers...) {
 		return errors.New("timed out waiting for the informer to sync")

@@ -15,13 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 func TestGolden(t *testing.T) {
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	var out bytes.Buffer
 	if err := run(t.Context(), &out, c); err != nil {
 		t.Fatal(err)

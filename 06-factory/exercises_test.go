@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -36,7 +36,7 @@ func TestExercise1SyncedPodLister(t *testing.T) {
 			name = "factory already started"
 		}
 		t.Run(name, func(t *testing.T) {
-			c := clustertest.Start(t) // also fails the test on leaked goroutines
+			c := chaptertest.Start(t) // also fails the test on leaked goroutines
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
 			pods := c.Client.CoreV1().Pods(c.Namespace)

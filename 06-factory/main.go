@@ -40,6 +40,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 func main() { cluster.Main("06-factory", run) }
@@ -49,7 +50,7 @@ func main() { cluster.Main("06-factory", run) }
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// No step may wait forever: if an expected event never comes, fail
 	// with an error instead of hanging.
-	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := runner.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 
 	// Setup. Two deployments and three pods. The deployments are paused

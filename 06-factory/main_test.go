@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 )
 
 // TestGolden runs the chapter exactly as main does, on a fresh workshop
@@ -23,7 +23,7 @@ import (
 func TestGolden(t *testing.T) {
 	// Registered first, so it runs last: after the cluster is closed,
 	// nothing the chapter started may still be running.
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	var out bytes.Buffer
 	if err := run(t.Context(), &out, c); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestGolden(t *testing.T) {
 // asks for pods with its own constructor (another label selector, other
 // indexers) silently gets the first consumer's informer.
 func TestFactoryKeepsFirstInformerPerType(t *testing.T) {
-	c := clustertest.Start(t)
+	c := chaptertest.Start(t)
 	f := informers.NewSharedInformerFactoryWithOptions(
 		c.Client, 0, informers.WithNamespace(c.Namespace))
 	first := f.Core().V1().Pods().Informer()
@@ -60,7 +60,7 @@ func TestFactoryKeepsFirstInformerPerType(t *testing.T) {
 // WaitForCacheSync waits for nothing. Informer() or Lister() makes it,
 // and only a later Start runs it.
 func TestAccessorMakesNoInformer(t *testing.T) {
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	ctx, cancel := context.WithCancel(t.Context())
 	f := informers.NewSharedInformerFactoryWithOptions(
 		c.Client, 0, informers.WithNamespace(c.Namespace))

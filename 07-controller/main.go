@@ -44,6 +44,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 func main() { cluster.Main("07-controller", run) }
@@ -58,7 +59,7 @@ const workers = 3
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// No step may wait forever: if an expected event never comes, fail
 	// with a clear error instead of hanging.
-	ctx, cancel := cluster.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := runner.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	deploys := c.Client.AppsV1().Deployments(c.Namespace)
 	log := newJournal()

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/golden"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // TestGolden runs the chapter exactly as main does, on a fresh workshop
@@ -28,7 +28,7 @@ import (
 func TestGolden(t *testing.T) {
 	// Registered first, so it runs last: after the cluster is closed,
 	// nothing the chapter started may still be running.
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	var out bytes.Buffer
 	if err := run(t.Context(), &out, c); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestGolden(t *testing.T) {
 // (no fault injection) and checks that only step 3 differs from the
 // golden file, apart from resourceVersion numbers.
 func TestRealClusterShape(t *testing.T) {
-	c := clustertest.Start(t) // also fails the test on leaked goroutines
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	srv := c.Server
 	c.Server = nil                       // what a real cluster looks like to run
 	t.Cleanup(func() { c.Server = srv }) // so that Close stops it

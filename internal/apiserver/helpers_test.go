@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // This file holds what the protocol tests share: the recorded transcripts

@@ -30,10 +30,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
 // DefaultNamespace is where chapters work unless --namespace says otherwise.
-const DefaultNamespace = "informer-walkthrough"
+const DefaultNamespace = runner.DefaultNamespace
 
 // ManagedByLabel marks the objects a chapter created. Only those are ever
 // written or deleted in a real cluster.

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // TestForbiddenEndsRun: an informer whose watch is refused would retry

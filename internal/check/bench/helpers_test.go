@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/clustertest"
 )
 
 // TestMain silences client-go's log. A benchmark that stops an informer
@@ -169,7 +169,7 @@ func size(full, small int) int {
 // record; use them where a benchmark counts requests.
 func newCluster(b *testing.B) (*cluster.Cluster, kubernetes.Interface) {
 	b.Helper()
-	c := clustertest.Start(b)
+	c := chaptertest.Start(b)
 	client, err := kubernetes.NewForConfig(c.Server.Config())
 	if err != nil {
 		b.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // reports the requests that carried the initial pods (client-side
 // request log): watch-list's one WATCH, or LIST+WATCH's LIST pages.
 //
-//	go test -run '^$' -bench InitialSync ./internal/bench
+//	go test -run '^$' -bench InitialSync ./internal/check/bench
 func BenchmarkInitialSync(b *testing.B) {
 	for _, n := range sizes(1_000, 10_000) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {

@@ -23,7 +23,7 @@
 //
 // The normal run is quick. More:
 //
-//	go test ./internal/reliability -run Convergence -convergence.seeds=1000
-//	go test ./internal/reliability -run Convergence -convergence.seed=42 -v
-//	go test ./internal/reliability -run 'Watchers|Memory' -load.big -v
+//	go test ./internal/check/reliability -run Convergence -convergence.seeds=1000
+//	go test ./internal/check/reliability -run Convergence -convergence.seed=42 -v
+//	go test ./internal/check/reliability -run 'Watchers|Memory' -load.big -v
 package reliability

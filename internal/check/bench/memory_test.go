@@ -33,7 +33,7 @@ func stripManagedFields(obj any) (any, error) {
 // pod created by one client, as kube-apiserver does (transcript
 // 01-create-pods).
 //
-//	go test -run '^$' -bench InformerMemory ./internal/bench
+//	go test -run '^$' -bench InformerMemory ./internal/check/bench
 func BenchmarkInformerMemory(b *testing.B) {
 	n := size(10_000, 100)
 	c, client := newCluster(b)
@@ -99,7 +99,7 @@ func checkCache(b *testing.B, inf cache.SharedIndexInformer, n int,
 // 1 000 pods: the requests each sends to sync (client-side request
 // log) and the live heap each holds once synced.
 //
-//	go test -run '^$' -bench Consumers ./internal/bench
+//	go test -run '^$' -bench Consumers ./internal/check/bench
 func BenchmarkConsumers(b *testing.B) {
 	n := size(1_000, 100)
 	for _, consumers := range []int{2, 10} {

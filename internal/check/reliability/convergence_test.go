@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 var (
@@ -66,7 +66,7 @@ func TestConvergence(t *testing.T) {
 			defer func() { <-slots }()
 			st, err := scenario(seed)
 			if err != nil {
-				t.Errorf("seed %d: %v\n  again: go test ./internal/reliability -run TestConvergence -convergence.seed=%d -v",
+				t.Errorf("seed %d: %v\n  again: go test ./internal/check/reliability -run TestConvergence -convergence.seed=%d -v",
 					seed, err, seed)
 			}
 			mu.Lock()

@@ -6,7 +6,7 @@
 // The package has no tests, only benchmarks, so a plain `go test ./...`
 // compiles it and runs nothing. Run the benchmarks with
 //
-//	go test -run '^$' -bench . ./internal/bench
+//	go test -run '^$' -bench . ./internal/check/bench
 //
 // Each benchmark measures the things it compares side by side in one
 // run, interleaved, and reports the ratio with b.ReportMetric, so that a

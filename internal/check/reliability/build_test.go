@@ -24,8 +24,8 @@ import (
 // go build -overlay, so nothing is written into the source tree, and
 // each chapter's code, entry point and all, runs unchanged.
 func build(dir string) error {
-	const pkgPath = "github.com/informer-walkthrough/informer-walkthrough/internal/reliability/chapters"
-	virtual, err := filepath.Abs(filepath.Join(root, "internal", "reliability", "chapters"))
+	const pkgPath = "github.com/informer-walkthrough/informer-walkthrough/internal/check/reliability/chapters"
+	virtual, err := filepath.Abs(filepath.Join(root, "internal", "check", "reliability", "chapters"))
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func build(dir string) error {
 				chapters = append(chapters, chapter{
 					name:    name,
 					bin:     filepath.Join(dir, name+exe),
-					offline: bytes.Contains(src, []byte("cluster.MainOffline(")),
+					offline: bytes.Contains(src, []byte("runner.MainInMemory(")),
 				})
 			}
 			src = packageMain.ReplaceAll(src, []byte("package "+pkg))
@@ -107,7 +107,7 @@ func main() {
 	}
 
 	all := filepath.Join(dir, "chapters"+exe)
-	cmd := exec.Command("go", "build", "-overlay", overlayFile, "-o", all, "./internal/reliability/chapters")
+	cmd := exec.Command("go", "build", "-overlay", overlayFile, "-o", all, "./internal/check/reliability/chapters")
 	cmd.Dir = root
 	// Output to a file, not a buffer: exec then starts no goroutine, which
 	// the leak checks of the tests running meanwhile would count.

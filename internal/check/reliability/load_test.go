@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 var loadBig = flag.Bool("load.big", false,

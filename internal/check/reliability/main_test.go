@@ -22,13 +22,13 @@ import (
 )
 
 // root is the repository, seen from this package's folder.
-const root = "../.."
+const root = "../../.."
 
 // chapter is one NN-topic folder, built into a binary.
 type chapter struct {
 	name    string // "01-watch"
 	bin     string // the built binary
-	offline bool   // cluster.MainOffline: runs in memory, no cluster flags
+	offline bool   // runner.MainInMemory: runs in memory, ignores the cluster flags
 }
 
 // TestMain builds every chapter (see build) while the tests that need

@@ -1,4 +1,4 @@
-package cluster
+package runner
 
 import (
 	"bufio"
@@ -114,8 +114,14 @@ type stepModeKey struct{}
 // wait that never ends. In --step mode the guard is off: a person is
 // pausing the chapter on purpose, and Ctrl-C still stops it.
 func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if on, _ := ctx.Value(stepModeKey{}).(bool); on {
+	if stepMode(ctx) {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// stepMode reports whether a person is pausing the chapter (--step).
+func stepMode(ctx context.Context) bool {
+	on, _ := ctx.Value(stepModeKey{}).(bool)
+	return on
 }

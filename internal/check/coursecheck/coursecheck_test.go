@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-const root = "../.."
+const root = "../../.."
 
 // modules are the repositories the course links into, by module path.
 var modules = map[string]string{
@@ -238,8 +238,11 @@ func TestChaptersComplete(t *testing.T) {
 			t.Errorf("%s/README.md does not show go run ./%s", ch, ch)
 		}
 		test, _ := os.ReadFile(filepath.Join(root, ch, "main_test.go"))
-		if !strings.Contains(string(test), `golden.Assert(t, "`+ch+`"`) {
+		if !regexp.MustCompile(`chaptertest\.Golden(InMemory)?\(t, "` + ch + `"|golden\.Assert\(t, "` + ch + `"`).Match(test) {
 			t.Errorf("%s/main_test.go does not compare with testdata/%s.golden", ch, ch)
+		}
+		if !strings.Contains(string(test), `chaptertest.README(t, "`+ch+`")`) && !strings.Contains(string(test), `golden.AssertQuoted(t, "`+ch+`")`) {
+			t.Errorf("%s/main_test.go does not check that README.md quotes the output and the code", ch)
 		}
 	}
 

@@ -26,7 +26,7 @@ import (
 // bookmark. The per-object cost of the paged list growing with n is
 // the sign of quadratic work.
 //
-//	go test -run '^$' -bench ServerList ./internal/bench
+//	go test -run '^$' -bench ServerList ./internal/check/bench
 func BenchmarkServerList(b *testing.B) {
 	for _, n := range sizes(1_000, 10_000, 30_000) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
@@ -111,7 +111,7 @@ func watchList(b *testing.B, client kubernetes.Interface,
 // watcher has received every event. Server and clients share the
 // machine's CPUs, as in every chapter.
 //
-//	go test -run '^$' -bench WatchFanout ./internal/bench
+//	go test -run '^$' -bench WatchFanout ./internal/check/bench
 func BenchmarkWatchFanout(b *testing.B) {
 	events := size(1_000, 100)
 	c, client := newCluster(b)
