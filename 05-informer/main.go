@@ -5,7 +5,8 @@
 // and processDeltas turns each delta it pops into a Store write and a
 // handler call. The chapter builds informers three ways, looks inside,
 // shows that a resync is not a relist, meets the tombstone an outage
-// leaves, and runs a SharedInformer whose handlers each sync on their own.
+// leaves, runs a SharedInformer whose handlers each sync on their own, and
+// catches the store ahead of a handler when deltas are popped in batches.
 //
 // Read alongside (client-go v0.37.2): tools/cache/controller.go,
 // shared_informer.go, the_real_fifo.go, reflector.go. Step 4, which runs
@@ -26,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -43,7 +45,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		func(o *metav1.ListOptions) { o.LabelSelector = cluster.OwnSelector })
 	for i, step := range []func(context.Context, io.Writer, *cluster.Cluster, cache.ListerWatcher) error{
 		storeAndController, customIndex, transformTrims, insideTheInformer,
-		resyncIsNotRelist, tombstoneAfterOutage, sharedHandlers,
+		resyncIsNotRelist, tombstoneAfterOutage, sharedHandlers, batchesRunAhead,
 	} {
 		if i > 0 {
 			fmt.Fprintln(out)
@@ -115,7 +117,7 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 // customIndex is NewIndexerInformer: the same over an Indexer with a
 // custom index, kept current as objects change: ByIndex answers from memory.
 func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 2. NewIndexerInformer: an Indexer with a custom \"team\" index.")
+	fmt.Fprintln(out, `Step 2. NewIndexerInformer: an Indexer with a custom "team" index.`)
 	// An IndexFunc must not fail (the store panics on an error): an
 	// object without the label simply has no index value.
 	byTeam := func(obj any) ([]string, error) {
@@ -353,6 +355,59 @@ func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 	fmt.Fprintln(out, "  delete configmap/cache:")
 	printSorted(ctx, out, lines, 3)
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))
+	return nil
+}
+
+// batchesRunAhead holds the handler of a plain informer while three
+// changes queue up behind it. With InOrderInformersBatchProcess on, the
+// informer's loop pops deltas of distinct keys as one batch and writes
+// the whole batch to the store before it makes the batch's handler calls.
+func batchesRunAhead(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "Step 8. Batches: a handler can find the store ahead of its own event.")
+	gates := features.FeatureGates()
+	if !gates.Enabled(features.AtomicFIFO) || !gates.Enabled(features.UnlockWhileProcessingFIFO) {
+		fmt.Fprintln(out, "  skipped: with AtomicFIFO or UnlockWhileProcessingFIFO off, the RealFIFO stays locked while a handler runs")
+		return nil
+	}
+	lines, queued := show.NewLines(ctx), show.NewLines(ctx)
+	// !+batch
+	h := &held{handler: handler{lines: lines}, gate: newGate()}
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.ConfigMap{},
+		Handler:       h,
+		Transform:     queuedTap(queued), // reports each object queued
+	})
+	h.store = store // each handler call also reports what the store holds
+	// !-batch
+	defer start(ctx, ctrl.RunWithContext)()
+	defer h.gate.open() // runs first: stopping the informer waits for h
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return context.Cause(ctx)
+	}
+	printNext(ctx, out, lines, 1)
+	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
+	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v4"}}`), metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	printCalls(ctx, out, lines, "patch  configmap/web")
+	queued.Drain() // web, as listed (twice: watch-list) and as patched
+
+	// The handler holds the informer's loop; the reflector goes on.
+	fmt.Fprintln(out, "  the handler holds the informer's loop; meanwhile the reflector queues:")
+	if _, err := cms.Create(ctx, configMap("api", "blue"), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := cms.Create(ctx, configMap("jobs", "red"), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := cms.Patch(ctx, "api", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	printNext(ctx, out, queued, 3)
+	h.gate.open()
+	fmt.Fprintf(out, "  released, with InOrderInformersBatchProcess=%t:\n", gates.Enabled(features.InOrderInformersBatchProcess))
+	printNext(ctx, out, lines, 3)
 	return nil
 }
 

@@ -29,7 +29,8 @@ import (
 // them in order.
 type handler struct {
 	lines *show.Lines
-	name  string // step 7 names its handlers
+	name  string      // step 7 names its handlers
+	store cache.Store // step 8: report what the store holds at each call
 }
 
 func (h handler) OnAdd(obj any, isInInitialList bool) {
@@ -64,6 +65,15 @@ func (h handler) send(format string, a ...any) {
 	if h.name != "" {
 		line = fmt.Sprintf("%-4s  %s", h.name, line)
 	}
+	if h.store != nil {
+		var held []string
+		for _, obj := range h.store.List() {
+			m, _ := meta.Accessor(obj)
+			held = append(held, m.GetName()+"="+m.GetResourceVersion())
+		}
+		slices.Sort(held)
+		line += "  store: " + strings.Join(held, " ")
+	}
 	h.lines.Send(line)
 }
 
@@ -78,6 +88,31 @@ type gated struct {
 func (g *gated) OnAdd(obj any, isInInitialList bool) {
 	g.once.Do(func() { <-g.gate.opened })
 	g.handler.OnAdd(obj, isInInitialList)
+}
+
+// held is a handler whose first OnUpdate, once reported, waits for its
+// gate to open. A plain informer calls its handler on the loop that pops
+// its queue, so meanwhile nothing is popped: what the reflector receives
+// queues up behind it (step 8).
+type held struct {
+	handler
+	gate *gate
+	once sync.Once
+}
+
+func (h *held) OnUpdate(oldObj, newObj any) {
+	h.handler.OnUpdate(oldObj, newObj)
+	h.once.Do(func() { <-h.gate.opened })
+}
+
+// queuedTap is a Transform that changes nothing: it reports each object
+// as the reflector queues it, from inside the RealFIFO's Add, Update and
+// Replace (and, for a watch-list, its temporary store).
+func queuedTap(lines *show.Lines) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		lines.Sendf("queued    %s", describe(obj))
+		return obj, nil
+	}
 }
 
 // A gate holds back a gated handler until it is opened, once.
