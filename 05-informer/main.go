@@ -80,8 +80,8 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	// !+newinformer
 	// NewInformer is deprecated in v0.37 but is in most code in the wild.
 	// Its handler runs on the informer's goroutine.
-	lines := show.NewLines(ctx)
-	store, ctrl := cache.NewInformer(lw, &corev1.ConfigMap{}, 0, handler{lines: lines})
+	h := handler{lines: show.NewLines(ctx)}
+	store, ctrl := cache.NewInformer(lw, &corev1.ConfigMap{}, 0, h)
 	defer start(ctx, ctrl.RunWithContext)() // go ctrl.RunWithContext(ctx)
 
 	// HasSyncedChecker is done once the initial list has been handed to
@@ -93,7 +93,7 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	// !-newinformer
 	// The initial list came as one ReplacedAll delta, in no defined order.
 	fmt.Fprintln(out, "  initial list (order not defined, sorted):")
-	printSorted(ctx, out, lines, 2)
+	printSorted(ctx, out, h.lines, 2)
 	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), sortedKeys(store))
 
 	// Live changes, each awaited before the next: the output keeps order.
@@ -101,15 +101,15 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	if _, err := cms.Create(ctx, configMap("cache", "blue"), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, lines, "create configmap/cache")
+	printCalls(ctx, out, h.lines, "create configmap/cache")
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, lines, "patch  configmap/web")
+	printCalls(ctx, out, h.lines, "patch  configmap/web")
 	if err := cms.Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, lines, "delete configmap/db")
+	printCalls(ctx, out, h.lines, "delete configmap/db")
 	fmt.Fprintf(out, "  store keys %v\n", sortedKeys(store))
 	return nil
 }
@@ -126,12 +126,10 @@ func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cach
 		}
 		return nil, nil
 	}
-	lines := show.NewLines(ctx)
-	indexer, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, handler{lines: lines}, cache.Indexers{"team": byTeam})
+	h := handler{lines: show.NewLines(ctx)}
+	indexer, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, h, cache.Indexers{"team": byTeam})
 	defer start(ctx, ctrl.RunWithContext)()
-	if err := printSynced(ctx, out, lines, ctrl.HasSyncedChecker(), 2); err != nil {
-		return err
-	}
+	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 2)
 	query := func() error {
 		for _, team := range []string{"blue", "red"} {
 			objs, err := indexer.ByIndex("team", team)
@@ -149,7 +147,7 @@ func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cach
 	if _, err := cms.Patch(ctx, "cache", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"red"}}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, lines, "patch  configmap/cache team=red")
+	printCalls(ctx, out, h.lines, "patch  configmap/cache team=red")
 	return query()
 }
 
@@ -184,17 +182,15 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 		}
 		return obj, nil
 	}
-	lines := show.NewLines(ctx)
+	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
-		Handler:       handler{lines: lines},
+		Handler:       h,
 		Transform:     trim,
 	})
 	defer start(ctx, ctrl.RunWithContext)()
-	if err := printSynced(ctx, out, lines, ctrl.HasSyncedChecker(), 3); err != nil {
-		return err
-	}
+	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
 	fmt.Fprintf(out, "  the Transform ran %d times for 3 objects (watch-list buffer, then RealFIFO)\n", calls.Load())
 
 	// The server keeps the annotation and managedFields; the cache does not.
@@ -220,18 +216,16 @@ const resyncPeriod = 100 * time.Millisecond
 // as OnUpdate(obj, obj), the very same object, and asks the server nothing.
 func resyncIsNotRelist(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "Step 5. Resync is not relist: ResyncPeriod=100ms replays the cache.")
-	lines := show.NewLines(ctx)
+	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
-		Handler:       handler{lines: lines},
+		Handler:       h,
 		ResyncPeriod:  resyncPeriod,
 	})
 	c.ResetRequests()
 	defer start(ctx, ctrl.RunWithContext)()
-	if err := printSynced(ctx, out, lines, ctrl.HasSyncedChecker(), 3); err != nil {
-		return err
-	}
+	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
 	before := c.Requests()
 	fmt.Fprintf(out, "  requests so far: %d\n", len(before))
 	printRequests(out, before)
@@ -239,7 +233,7 @@ func resyncIsNotRelist(ctx context.Context, out io.Writer, c *cluster.Cluster, l
 	// One SyncAll: an OnUpdate per cached object, in map order. Later
 	// resyncs are not awaited.
 	fmt.Fprintln(out, "  first resync (order not defined, sorted):")
-	printSorted(ctx, out, lines, len(store.ListKeys()))
+	printSorted(ctx, out, h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
@@ -256,23 +250,21 @@ func tombstoneAfterOutage(ctx context.Context, out io.Writer, c *cluster.Cluster
 		fmt.Fprintln(out, "  skipped on a real cluster: kube-apiserver cannot be made to compact its watch cache on demand")
 		return cms.Delete(ctx, "legacy", metav1.DeleteOptions{})
 	}
-	lines := show.NewLines(ctx)
+	h := handler{lines: show.NewLines(ctx)}
 	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
-		Handler:       handler{lines: lines},
+		Handler:       h,
 	})
 	c.ResetRequests()
 	defer start(ctx, ctrl.RunWithContext)()
-	if err := printSynced(ctx, out, lines, ctrl.HasSyncedChecker(), 3); err != nil {
-		return err
-	}
+	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
 	// One event first: a watch that ends within a second having delivered
 	// nothing is a VeryShortWatchError, and a relist without a 410.
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v3"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, lines, "patch  configmap/web")
+	printCalls(ctx, out, h.lines, "patch  configmap/web")
 
 	// Held first: the reflector's re-watch waits at the server until all
 	// below has happened, so it never sees the delete, only the 410.
@@ -289,8 +281,8 @@ func tombstoneAfterOutage(ctx context.Context, out io.Writer, c *cluster.Cluster
 	// settable through informer options) and relists: one ReplacedAll,
 	// deletions first, then the survivors in map order.
 	fmt.Fprintln(out, "  released: the re-watch gets 410 Expired; after its backoff the reflector relists")
-	printNext(ctx, out, lines, 1)
-	printSorted(ctx, out, lines, 2)
+	printNext(ctx, out, h.lines, 1)
+	printSorted(ctx, out, h.lines, 2)
 	fmt.Fprintln(out, "  the informer's requests:")
 	printRequests(out, c.Requests())
 	return nil
