@@ -85,7 +85,6 @@ func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster) (string, e
 			return "", err
 		}
 	}
-	// !+list
 	list, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", err
@@ -94,7 +93,6 @@ func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster) (string, e
 		fmt.Fprintf(out, "  %-9s %s\n", "item", describe(&p))
 	}
 	listRV := list.ResourceVersion
-	// !-list
 	fmt.Fprintf(out, "  list resourceVersion=%s\n", listRV)
 	return listRV, nil
 }

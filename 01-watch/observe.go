@@ -37,11 +37,13 @@ func receive(ctx context.Context, w watch.Interface, n int) ([]watch.Event, erro
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return nil, fmt.Errorf("watch closed after %d of %d events", len(events), n)
+				return nil, fmt.Errorf("watch closed after %d of %d events",
+					len(events), n)
 			}
 			events = append(events, ev)
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for watch event %d of %d: %w", len(events)+1, n, context.Cause(ctx))
+			return nil, fmt.Errorf("waiting for watch event %d of %d: %w",
+				len(events)+1, n, context.Cause(ctx))
 		}
 	}
 	return events, nil
