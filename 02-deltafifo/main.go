@@ -599,7 +599,7 @@ func (c *consumer) replaceAll(info cache.ReplacedAllInfo, initial bool) error {
 		if err != nil {
 			return err
 		}
-		c.handler("OnDelete", fmt.Sprintf("tombstone{%v}", old))
+		c.handler("OnDelete", describe(cache.DeletedFinalStateUnknown{Key: k, Obj: old}))
 	}
 	for _, o := range info.Objects {
 		if old, exists, err := c.store.Get(o); err == nil && exists {
@@ -646,8 +646,6 @@ func format(deltas cache.Deltas) string {
 	for i, d := range deltas {
 		var what string
 		switch o := d.Object.(type) {
-		case cache.DeletedFinalStateUnknown:
-			what = fmt.Sprintf("tombstone{%v}", o.Obj)
 		case cache.ReplacedAllInfo:
 			names := make([]string, len(o.Objects))
 			for j, x := range o.Objects {
@@ -660,12 +658,21 @@ func format(deltas cache.Deltas) string {
 		case cache.SyncAllInfo:
 			what = ""
 		default:
-			what = fmt.Sprint(o)
+			what = describe(o)
 		}
 		s := strings.TrimSpace(fmt.Sprintf("%s %s", d.Type, what))
 		parts[i] = "[" + s + "]"
 	}
 	return strings.Join(parts, " ")
+}
+
+// describe prints an object a queue or handler was given: a Pod as
+// "pod-3 v1", a tombstone under the name of its type in client-go.
+func describe(obj any) string {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return fmt.Sprintf("DeletedFinalStateUnknown key=%s, last known %v", t.Key, t.Obj)
+	}
+	return fmt.Sprint(obj)
 }
 
 // sorted orders objects by key, for output that does not depend on

@@ -369,3 +369,65 @@ func TestPopOnClosedEmptyQueueReturns(t *testing.T) {
 func TestREADMEQuotesOutput(t *testing.T) {
 	golden.AssertQuoted(t, "02-deltafifo")
 }
+
+// TestUnlockWhileProcessing pins when a RealFIFO lets go of its lock
+// while the process function runs (the_real_fifo.go, L458): only with
+// UnlockWhileProcessing, and only while fewer than 2×batchSize (2×1000)
+// entries are left queued. The process function starts an Add on
+// another goroutine: with the lock released it goes through at once,
+// with the lock held it waits until Pop returns.
+func TestUnlockWhileProcessing(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		unlock   bool
+		queued   int // before the Pop; one fewer is left while it runs
+		released bool
+	}{
+		{"UnlockWhileProcessing, 1999 left", true, 2000, true},
+		{"UnlockWhileProcessing, 2000 left", true, 2001, false},
+		{"without UnlockWhileProcessing", false, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
+				KeyFunction:           podKey,
+				AtomicEvents:          true,
+				UnlockWhileProcessing: tc.unlock,
+			})
+			for range tc.queued {
+				if err := q.Add(pod("pod-1", 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			added := make(chan error, 1)
+			_, err := q.Pop(func(any, bool) error {
+				go func() { added <- q.Add(pod("pod-2", 1)) }()
+				if tc.released {
+					// A deadline to fail on: the Add must get through.
+					select {
+					case <-added:
+						added <- nil // for the wait below
+					case <-time.After(10 * time.Second):
+						t.Error("an Add blocked while Pop was processing: the lock was held")
+					}
+					return nil
+				}
+				// The lock is held: the Add cannot finish before Pop
+				// returns. This short wait can only let a wrong release
+				// slip by, never fail a right one.
+				select {
+				case <-added:
+					t.Error("an Add went through while Pop was processing: the lock was released")
+					added <- nil
+				case <-time.After(50 * time.Millisecond):
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-added; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
