@@ -73,7 +73,7 @@ func (t *tapped) Pop(process cache.PopProcessFunc) (any, error) {
 		if !ok {
 			return process(obj, isInInitialList)
 		}
-		line := fmt.Sprintf("  %-8s  %-5s  %s", "Pop", key(deltas), format(deltas))
+		line := fmt.Sprintf("  %-8s  %-5s  %s", "Pop", entryKey(deltas), describeDeltas(deltas))
 		if isInInitialList {
 			line += "  isInInitialList"
 		}
@@ -105,8 +105,8 @@ func (t *tapped) printCalls(entry cache.DeltaType) {
 	default:
 		return
 	}
-	for _, c := range t.calls {
-		fmt.Fprintf(t.out, "  %-8s  %-5s  → %s\n", "", "", c)
+	for _, call := range t.calls {
+		fmt.Fprintf(t.out, "  %-8s  %-5s  → %s\n", "", "", call)
 	}
 }
 
@@ -193,9 +193,9 @@ func printStore(out io.Writer, store cache.Store) {
 	fmt.Fprintf(out, "  %-8s  %s\n", "store:", describeAll(sorted(store.List())))
 }
 
-// key names what a popped entry is about: one object, or (all) for a
+// entryKey names what a popped entry is about: one object, or (all) for a
 // ReplacedAll or SyncAll, or - for a Bookmark.
-func key(deltas cache.Deltas) string {
+func entryKey(deltas cache.Deltas) string {
 	switch o := deltas.Newest().Object.(type) {
 	case cache.ReplacedAllInfo, cache.SyncAllInfo:
 		return "(all)"
@@ -210,8 +210,8 @@ func key(deltas cache.Deltas) string {
 	}
 }
 
-// format prints deltas oldest first, e.g. [Added pod-1 v1].
-func format(deltas cache.Deltas) string {
+// describeDeltas prints deltas oldest first, e.g. [Added pod-1 v1].
+func describeDeltas(deltas cache.Deltas) string {
 	parts := make([]string, len(deltas))
 	for i, d := range deltas {
 		var what string
