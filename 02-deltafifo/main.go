@@ -383,17 +383,17 @@ func replay(ctx context.Context, out io.Writer, calls func(cache.Queue) error, n
 func closing(_ context.Context, out io.Writer) error {
 	fmt.Fprintln(out, "\nStep 5. Close: Pop drains what is queued, then returns ErrFIFOClosed")
 	store := cache.NewStore(podKey)
-	for _, fifo := range []struct {
+	for _, f := range []struct {
 		name string
-		q    cache.Queue
+		fifo cache.Queue
 	}{
 		{"DeltaFIFO", cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
 			KeyFunction: podKey,
 		})},
 		{"RealFIFO", cache.NewRealFIFOWithOptions(informerOptions(store))},
 	} {
-		fmt.Fprintf(out, "  %s:\n", fifo.name)
-		q, h := tap(out, fifo.q)
+		fmt.Fprintf(out, "  %s:\n", f.name)
+		q, h := tap(out, f.fifo)
 		// !+close
 		if err := q.Add(pod("pod-1", 1)); err != nil {
 			return err
