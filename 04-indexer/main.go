@@ -265,9 +265,11 @@ func step3(w io.Writer, idx cache.Indexer) error {
 	row(w, "  ListIndexFuncValues(node)",
 		sorted(idx.ListIndexFuncValues(byNode)))
 
-	// The wrong way: change the cached object in place. Update then
-	// finds the same pointer as old and new object, computes equal
-	// values and leaves the key where it was: the index now lies.
+	// The wrong way: change the cached object in place. Update
+	// computes the old values from the object the store holds, which
+	// is already the changed one, so the key never leaves "web"; old
+	// and new are the same single value, so the store returns early
+	// and does not file it under "blue" either: the index now lies.
 	web1, err := getPod(idx, "shop/web-1")
 	if err != nil {
 		return err
@@ -506,8 +508,9 @@ func watchList(q map[string][]string) string {
 }
 
 // Step 6. Keys for tombstones. When a relist finds an object gone, the
-// informer deletes it with a DeletedFinalStateUnknown: not an API
-// object, just the key and the last state the informer knew.
+// informer hands OnDelete a DeletedFinalStateUnknown: not an API
+// object, just the key and the last state the informer knew. Whether
+// the informer's store is handed one too depends on the queue.
 func step6(w io.Writer) error {
 	fmt.Fprintln(w, "Step 6. Key functions and the DeletedFinalStateUnknown tombstone")
 	last := newPod("shop", "web-1", "web", "node-a", "nginx:1.27")
@@ -532,7 +535,24 @@ func step6(w io.Writer) error {
 	}
 	row(w, "  (tomb)", k)
 
-	// So a store keyed by MetaNamespaceKeyFunc cannot delete by tomb:
+	// Every OnDelete handler may get a tombstone: unwrap it.
+	fmt.Fprintln(w, "  an OnDelete handler unwraps it")
+	p, ok := podFrom(tomb)
+	if !ok {
+		return errors.New("podFrom: no pod in the tombstone")
+	}
+	row(w, "  podFrom(tomb)", p.Namespace+"/"+p.Name+" (last known state)")
+
+	// The store. With AtomicFIFO (beta, on by default) a relist reaches
+	// the informer as one ReplacedAll: the store is Replaced wholesale
+	// and the tombstone goes to OnDelete alone. With AtomicFIFO off (or
+	// a hand-built DeltaFIFO) the queue makes the tombstone a Deleted
+	// delta, and the informer calls store.Delete(tomb) before OnDelete.
+	// TestRelistTombstone in main_test.go shows both on a real informer.
+	fmt.Fprintln(w, "  only with AtomicFIFO off does an informer's store get Delete(tomb)")
+	fmt.Fprintln(w, "  (on, the default: a relist Replaces the store; OnDelete gets the tomb)")
+
+	// A store keyed by MetaNamespaceKeyFunc cannot delete by tomb:
 	// Delete returns a KeyError. Its message prints the tombstone, a
 	// pointer included, so the chapter prints only that it is one.
 	plain := cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers())
@@ -556,8 +576,7 @@ func step6(w io.Writer) error {
 	if err := inf.Add(last); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  a store keyed by DeletionHandlingMetaNamespaceKeyFunc"+
-		" (as in informers)")
+	fmt.Fprintln(w, "  a store keyed by DeletionHandlingMetaNamespaceKeyFunc (an informer's)")
 	row(w, "  Delete(tomb)", errText(inf.Delete(tomb)))
 	row(w, "  ListKeys()", inf.ListKeys())
 	web, err := inf.IndexKeys(byApp, "web")
@@ -565,14 +584,6 @@ func step6(w io.Writer) error {
 		return err
 	}
 	row(w, "  IndexKeys(app, web)", web)
-
-	// A handler's OnDelete may get the same tombstone: unwrap it.
-	fmt.Fprintln(w, "  an OnDelete handler unwraps it")
-	p, ok := podFrom(tomb)
-	if !ok {
-		return errors.New("podFrom: no pod in the tombstone")
-	}
-	row(w, "  podFrom(tomb)", p.Namespace+"/"+p.Name+" (last known state)")
 	return nil
 }
 
