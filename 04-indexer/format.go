@@ -5,7 +5,6 @@ package main
 // here changes a store; main.go is the lesson.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,22 +19,11 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
-// steps is the chapter's output: a tabwriter, which aligns the columns
-// of each block of rows, flushed at every step heading, so that a step's
-// lines appear as soon as the next step begins.
-type steps struct{ *tabwriter.Writer }
-
-func newSteps(out io.Writer) steps {
-	return steps{tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
-}
-
-func (s steps) Write(p []byte) (int, error) {
-	if bytes.HasPrefix(p, []byte("Step ")) {
-		if err := s.Flush(); err != nil {
-			return 0, err
-		}
-	}
-	return s.Writer.Write(p)
+// table aligns the columns of each block of rows. A tabwriter writes a
+// block out as soon as a line without a tab (a heading) ends it, so each
+// step's heading appears as the step begins; run flushes the last block.
+func table(out io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 }
 
 // row prints "  what<TAB>result": the tabwriter aligns the results of

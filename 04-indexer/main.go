@@ -46,7 +46,7 @@ const (
 // run is the chapter: one step after another, each printing a heading,
 // then what it found. Steps 1-4 and 6 work on pods built in memory.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	w := newSteps(out) // aligns each step's rows, prints each step whole
+	w := table(out) // aligns the columns of each block of rows
 	defer w.Flush()
 
 	// Step 1. An Indexer over six pods: a Store plus one index per
