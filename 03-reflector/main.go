@@ -5,9 +5,11 @@
 // operations, a DeltaFIFO that keeps per-object deltas, and a loop that
 // pops them into a Store. This chapter wires the four by hand, shows the
 // requests the reflector makes (a watch-list, or LIST then WATCH), then
-// breaks the watch twice: once it resumes from its last resourceVersion,
-// once the history is gone (410) and it relists, and the DeltaFIFO emits
-// a DeletedFinalStateUnknown tombstone for the delete it never saw.
+// breaks the watch three times: once it resumes from its last
+// resourceVersion, once the re-watch gets 429 and it backs off and
+// resumes all the same, once the history is gone (410) and it relists,
+// and the DeltaFIFO emits a DeletedFinalStateUnknown tombstone for the
+// delete it never saw.
 //
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
 // tools/cache/delta_fifo.go, tools/cache/listwatch.go,
@@ -45,11 +47,12 @@ func main() { cluster.Main("03-reflector", run) }
 
 const (
 	// resyncPeriod is read on the reflector's clock, which this chapter
-	// controls: step 6 moves it forward instead of waiting.
+	// controls: step 7 moves it forward instead of waiting.
 	resyncPeriod = 30 * time.Second
-	// backoff is how long Reflector.Run waits after a failed
-	// ListAndWatch before the next one (step 5). The default is
-	// 0.8-1.6 s and grows; see the README.
+	// backoff is how long the reflector waits after a 429 before it
+	// re-watches (step 5) and after a failed ListAndWatch before the
+	// next one (step 6). The default is 0.8-1.6 s and grows; see the
+	// README.
 	backoff = 10 * time.Millisecond
 )
 
@@ -196,7 +199,58 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		printLines(out, "pop", popped)
 	}
 
-	// Step 5. The same outage, but while the watch is down web-4 is
+	// Step 5. The re-watch gets 429 Too Many Requests. The reflector
+	// does not relist: it waits its backoff (on its own clock, which we
+	// move forward) and re-watches from the same resourceVersion, in
+	// the same ListAndWatch. The change made meanwhile is replayed.
+	fmt.Fprintln(out, "\nStep 5. A 429 on the re-watch: back off, re-watch, no relist")
+	if !c.Embedded() {
+		fmt.Fprintln(out, "  skipped on a real cluster (kube-apiserver cannot answer "+
+			"429 on demand); set web-4 Running without an outage")
+		if err := setRunning(ctx, c, "web-4"); err != nil {
+			return err
+		}
+		if err := p.discard(ctx, 1, 1); err != nil {
+			return err
+		}
+	} else {
+		c.ResetRequests()
+		c.Server.InjectFault(apiserver.Fault{Verb: "watch", Resource: "pods", Times: 1,
+			Err: apierrors.NewTooManyRequests("Too many requests, please try again later.", 0)})
+		c.Server.DropWatches()
+		frames, err := p.nextFrames(ctx, 1) // the refused re-watch
+		if err != nil {
+			return err
+		}
+		wait, err := clk.waitBackoff(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  server dropped the watch; it answers the re-watch "+
+			"from rv=%s with 429\n", p.reflector.LastSyncResourceVersion())
+		printLines(out, "watch", frames)
+		fmt.Fprintf(out, "  reflector backs off %s on its clock; meanwhile: "+
+			"set web-4 Running; then the clock moves %s on\n", wait, wait)
+		if err := setRunning(ctx, c, "web-4"); err != nil {
+			return err
+		}
+		clk.Step(wait)
+		frames, err = p.nextFrames(ctx, 2)
+		if err != nil {
+			return err
+		}
+		popped, err := p.nextPops(ctx, 1)
+		if err != nil {
+			return err
+		}
+		printRequests(out, c.Requests())
+		printLines(out, "watch", frames)
+		printLines(out, "pop", popped)
+		fmt.Fprintf(out, "  relist requests (LIST or watch-list): %d\n",
+			len(relists(c.Requests())))
+	}
+
+	// Step 6. The same outage, but while the watch is down web-4 is
 	// deleted and the server compacts its history. The held re-watch
 	// from the old resourceVersion gets ERROR 410 Expired. The
 	// reflector gives up on that ListAndWatch; Run waits its backoff,
@@ -204,7 +258,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// fifo.Replace sees that web-4, which the store still holds, is
 	// not in the new list: it queues Deleted with a
 	// DeletedFinalStateUnknown tombstone carrying the last known state.
-	fmt.Fprintln(out, "\nStep 5. Outage with history compacted: "+
+	fmt.Fprintln(out, "\nStep 6. Outage with history compacted: "+
 		"410 Expired, relist, tombstone")
 	if !c.Embedded() {
 		fmt.Fprintln(out, "  skipped on a real cluster (kube-apiserver cannot drop "+
@@ -229,7 +283,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		fmt.Fprintf(out, "  meanwhile: delete web-4; compact the history to rv=%s; "+
 			"then release the re-watch\n", rv)
 		// The relist will arm a new resync timer; forget that the old
-		// one was armed, so step 6 waits for the new one.
+		// one was armed, so step 7 waits for the new one.
 		clk.forgetArmed()
 		c.Server.ReleaseWatches()
 		// New stream (the re-watch), ERROR 410; new stream (the
@@ -257,12 +311,12 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		fmt.Fprintf(out, "  store matches a fresh LIST from the server: %t\n", same)
 	}
 
-	// Step 6. Resync. When the resync timer fires, the reflector
+	// Step 7. Resync. When the resync timer fires, the reflector
 	// calls fifo.Resync, which queues a Sync delta for every object
 	// the store knows (and has no delta queued). It comes from
 	// memory: the request log stays empty. The timer runs on the
 	// reflector's clock, which we move forward instead of waiting.
-	fmt.Fprintf(out, "\nStep 6. Resync: the reflector's fake clock moves %s on\n",
+	fmt.Fprintf(out, "\nStep 7. Resync: the reflector's fake clock moves %s on\n",
 		resyncPeriod)
 	c.ResetRequests()
 	if err := clk.waitArmed(ctx); err != nil {
@@ -281,10 +335,10 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		fmt.Fprintf(out, "  %-6s (none)\n", "req")
 	}
 
-	// Step 7. Stop. Cancelling the context ends Reflector.Run (it
+	// Step 8. Stop. Cancelling the context ends Reflector.Run (it
 	// stops its watch); closing the FIFO makes Pop return
 	// ErrFIFOClosed once it is empty, which ends the Pop loop.
-	fmt.Fprintln(out, "\nStep 7. Stop: cancel the reflector, close the FIFO")
+	fmt.Fprintln(out, "\nStep 8. Stop: cancel the reflector, close the FIFO")
 	p.stop()
 	fmt.Fprintln(out, "  reflector: RunWithContext returned")
 	fmt.Fprintf(out, "  pop loop:  Pop returned %q\n", p.popErr)
@@ -498,6 +552,7 @@ func (t *tap) WatchWithContext(ctx context.Context,
 	opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := t.ListWatch.WatchWithContext(ctx, opts)
 	if err != nil {
+		t.p.report(t.p.frames, describeWatchError(err))
 		return nil, err
 	}
 	t.p.report(t.p.frames, "(new stream)")
@@ -556,17 +611,41 @@ func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // resyncClock is a fake clock for the reflector that also says when the
 // reflector arms its resync timer: that is the only timer a reflector
-// makes with NewTimer (reflector.go resyncChan). Step 6 waits for it,
-// then steps the clock, instead of sleeping for the resync period.
+// makes with NewTimer (reflector.go resyncChan). Step 7 waits for it,
+// then steps the clock, instead of sleeping for the resync period. It
+// also says how long the reflector waits with After: that is its backoff
+// before a re-watch after a 429 or a refused connection (step 5).
 type resyncClock struct {
 	*clocktesting.FakeClock
 	armed chan struct{}
+	waits chan time.Duration
 }
 
 func newResyncClock() *resyncClock {
 	return &resyncClock{
 		FakeClock: clocktesting.NewFakeClock(apiserver.FixedTime),
 		armed:     make(chan struct{}, 1),
+		waits:     make(chan time.Duration, 1),
+	}
+}
+
+func (c *resyncClock) After(d time.Duration) <-chan time.Time {
+	ch := c.FakeClock.After(d) // the waiter exists before we tell
+	select {
+	case c.waits <- d:
+	default: // an earlier wait not yet collected
+	}
+	return ch
+}
+
+// waitBackoff returns how long the reflector is waiting on the clock,
+// once it waits.
+func (c *resyncClock) waitBackoff(ctx context.Context) (time.Duration, error) {
+	select {
+	case d := <-c.waits:
+		return d, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("waiting for the reflector's backoff: %w", ctx.Err())
 	}
 }
 
@@ -691,6 +770,29 @@ func describeEvent(ev watch.Event) string {
 	default:
 		return fmt.Sprintf("%-9s %T", ev.Type, obj)
 	}
+}
+
+// describeWatchError prints a watch request the server refused: no
+// stream was opened, and the reflector got err instead.
+func describeWatchError(err error) string {
+	if st, ok := err.(apierrors.APIStatus); ok || errors.As(err, &st) {
+		s := st.Status()
+		return fmt.Sprintf("(no stream) %d %s: %s (IsTooManyRequests=%t)",
+			s.Code, s.Reason, s.Message, apierrors.IsTooManyRequests(err))
+	}
+	return "(no stream) " + err.Error()
+}
+
+// relists returns the requests that start a relist: a LIST, or a
+// watch-list (a watch that asks for the initial events).
+func relists(reqs []apiserver.Request) []apiserver.Request {
+	var out []apiserver.Request
+	for _, r := range reqs {
+		if r.Verb == "list" || r.Query.Get("sendInitialEvents") == "true" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // describeDelta prints one delta: its type, the FIFO key, the pod, and
