@@ -702,8 +702,10 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return nil
 }
 
-// updateHandler reports OnUpdate calls. A resync shows as an update
-// whose old and new resourceVersion are equal.
+// updateHandler reports OnUpdate calls. The informer calls an update
+// whose old and new resourceVersion are equal a sync: in this step, a
+// resync. After a relist it is also an object that did not change, and
+// reaches the same handlers (README, step 5).
 func updateHandler(ctx context.Context,
 	ch chan<- string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
