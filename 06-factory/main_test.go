@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -19,24 +18,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-// TestGolden runs the chapter exactly as main does, on a fresh workshop
-// cluster, and compares every line it prints with
-// testdata/06-factory.golden.
-func TestGolden(t *testing.T) {
-	// Registered first, so it runs last: after the cluster is closed,
-	// nothing the chapter started may still be running.
-	c := chaptertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "06-factory", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/06-factory.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "06-factory", run) }
+
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "06-factory") }
 
 // TestFactoryKeepsFirstInformerPerType pins what sharing costs: the
 // factory keys informers by Go type alone, so a second consumer that
@@ -234,10 +226,4 @@ func awaitUpdates(ctx context.Context, t *testing.T, lines *show.Lines, n int) [
 	}
 	slices.Sort(got)
 	return got
-}
-
-// TestREADMEQuotesOutput keeps the README's quoted output equal to what
-// the chapter prints.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "06-factory")
 }
