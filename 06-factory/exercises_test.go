@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/informers"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -41,7 +43,7 @@ func TestExercise1SyncedPodLister(t *testing.T) {
 			defer cancel()
 			pods := c.Client.CoreV1().Pods(c.Namespace)
 			for _, p := range []string{"web-1", "web-2", "api-1"} {
-				if _, err := pods.Create(ctx, newPod(p, "web"), metav1.CreateOptions{}); err != nil {
+				if _, err := pods.Create(ctx, show.GatedPod(p, cluster.Labels("app", "web")), metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}

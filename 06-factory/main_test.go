@@ -1,35 +1,34 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-// TestGolden runs the chapter exactly as main does, on a fresh workshop
-// cluster, and compares every line it prints with
-// testdata/06-factory.golden.
-func TestGolden(t *testing.T) {
-	// Registered first, so it runs last: after the cluster is closed,
-	// nothing the chapter started may still be running.
-	c := chaptertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "06-factory", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/06-factory.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "06-factory", run) }
+
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "06-factory") }
 
 // TestFactoryKeepsFirstInformerPerType pins what sharing costs: the
 // factory keys informers by Go type alone, so a second consumer that
@@ -83,8 +82,148 @@ func TestAccessorMakesNoInformer(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesOutput keeps the README's quoted output equal to what
-// the chapter prints.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "06-factory")
+// TestRelistReachesOnlySyncingHandlers pins what README step 5 says of
+// a relist: it calls OnUpdate(old, new) for every object it keeps, an
+// object whose resourceVersion did not change is then a "sync", and a
+// sync goes only to the handlers flagged as syncing. Every handler starts
+// flagged; each resync tick re-flags them as "due now". So, with step 5's
+// handlers, once the first tick has passed a relist's unchanged pods
+// reach eager (due every second) and ignored (its informer never ticks),
+// but not quiet (due in 10 minutes). Changed pods reach every handler.
+//
+// It is a test, not a step of the chapter, because it takes about two
+// seconds: the first resync tick comes after one, and the relist only
+// after client-go's relist backoff (0.8-1.6 s).
+func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
+	c := chaptertest.Start(t) // also fails the test on leaked goroutines
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	pods := c.Client.CoreV1().Pods(c.Namespace)
+	for _, name := range []string{"web-1", "web-2", "api-1"} {
+		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Client,
+		10*time.Minute, informers.WithNamespace(c.Namespace))
+	noResync := informers.NewSharedInformerFactoryWithOptions(c.Client,
+		0, informers.WithNamespace(c.Namespace))
+	defer noResync.Shutdown()
+	defer factory.Shutdown()
+	defer cancel()
+
+	quiet, eager, ignored := show.NewLines(ctx), show.NewLines(ctx),
+		show.NewLines(ctx)
+	inf := factory.Core().V1().Pods().Informer()
+	_, err1 := inf.AddEventHandler(syncHandler(quiet))
+	_, err2 := inf.AddEventHandlerWithResyncPeriod(syncHandler(eager), time.Second)
+	_, err3 := noResync.Core().V1().Pods().Informer().
+		AddEventHandlerWithResyncPeriod(syncHandler(ignored), time.Second)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	noResync.Start(ctx.Done())
+	for _, f := range []informers.SharedInformerFactory{factory, noResync} {
+		if err := f.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first tick: eager is due and replayed; quiet is not due, and
+	// from now on is flagged as not syncing.
+	got, err := eager.AwaitSorted(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"resync pod/api-1", "resync pod/web-1", "resync pod/web-2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("eager at the first tick got %q, want %q", got, want)
+	}
+
+	// The outage, as in 05 step 6: the re-watches wait while web-1
+	// changes and the history is compacted, then get 410 Expired; after
+	// its backoff each informer relists.
+	patch := func(name, tier string) {
+		t.Helper()
+		_, err := pods.Patch(ctx, name, types.StrategicMergePatchType,
+			[]byte(`{"metadata":{"labels":{"tier":"`+tier+`"}}}`),
+			metav1.PatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Server.HoldWatches()
+	defer c.Server.ReleaseWatches()
+	c.Server.DropWatches()
+	patch("web-1", "gold")
+	c.Server.CompactHistory()
+	c.Server.ReleaseWatches()
+
+	relisted := []string{"sync pod/api-1", "sync pod/web-2", "update pod/web-1"}
+	for _, h := range []struct {
+		name  string
+		lines *show.Lines
+		want  []string
+	}{
+		{"eager", eager, relisted},
+		{"ignored", ignored, relisted},
+		{"quiet", quiet, []string{"update pod/web-1"}},
+	} {
+		if got := awaitUpdates(ctx, t, h.lines, len(h.want)); !slices.Equal(got, h.want) {
+			t.Errorf("%s got %q from the relist, want %q", h.name, got, h.want)
+		}
+	}
+	// Every handler has been handed all it gets from the relist before
+	// this change: the next update each sees is this one. (Had quiet
+	// been given the unchanged pods too, they would come first.)
+	patch("api-1", "gold")
+	for name, lines := range map[string]*show.Lines{
+		"eager": eager, "ignored": ignored, "quiet": quiet} {
+		got := awaitUpdates(ctx, t, lines, 1)
+		if want := []string{"update pod/api-1"}; !slices.Equal(got, want) {
+			t.Errorf("%s: after the relist got %q, want %q", name, got, want)
+		}
+	}
+}
+
+// syncHandler reports every OnUpdate: "resync" when old and new are the
+// same cached object (a resync replays the cache), "sync" when they are
+// two objects with one resourceVersion (a relist found it unchanged),
+// "update" otherwise.
+func syncHandler(lines *show.Lines) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*corev1.Pod)
+			p, ok2 := newObj.(*corev1.Pod)
+			switch {
+			case !ok1 || !ok2:
+			case old == p:
+				lines.Send("resync pod/" + p.Name)
+			case old.ResourceVersion == p.ResourceVersion:
+				lines.Send("sync pod/" + p.Name)
+			default:
+				lines.Send("update pod/" + p.Name)
+			}
+		},
+	}
+}
+
+// awaitUpdates returns the next n lines that are not resync replays,
+// sorted: a relist hands over its objects in no defined order. A resync
+// tick may fall anywhere in a slow run; what it replays is beside the
+// point here.
+func awaitUpdates(ctx context.Context, t *testing.T, lines *show.Lines, n int) []string {
+	t.Helper()
+	var got []string
+	for len(got) < n {
+		l, err := lines.Await(ctx, 1)
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		if !strings.HasPrefix(l[0], "resync ") {
+			got = append(got, l[0])
+		}
+	}
+	slices.Sort(got)
+	return got
 }

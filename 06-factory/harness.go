@@ -1,0 +1,269 @@
+package main
+
+// What chapter 06 needs only to show the factory at work: the setup and
+// its objects; the gate that holds one event back for step 4c, and the
+// small waits beside it; the request log in short; and the printing of
+// what the steps got, in a fixed order. Nothing here is the lesson;
+// main.go is.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// setup creates the objects every step looks at. The deployments are
+// paused with 0 replicas and the pods carry a scheduling gate, so on a
+// real cluster no controller, scheduler or kubelet acts on them.
+func setup(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	fmt.Fprintln(out, "Setup. Two paused deployments, three gated pods")
+	for _, d := range []*appsv1.Deployment{
+		pausedDeployment("web", "nginx:1.27"), pausedDeployment("api", "httpd:2.4"),
+	} {
+		d, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, d, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  created deployment/%s  gen=%d  rv=%s\n",
+			d.Name, d.Generation, d.ResourceVersion)
+	}
+	for _, p := range []*corev1.Pod{
+		show.GatedPod("web-1", cluster.Labels("app", "web")),
+		show.GatedPod("web-2", cluster.Labels("app", "web")),
+		show.GatedPod("api-1", cluster.Labels("app", "api")),
+	} {
+		p, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  created pod/%s  rv=%s\n", p.Name, p.ResourceVersion)
+	}
+	return nil
+}
+
+// pausedDeployment is paused and has 0 replicas: on a real cluster the
+// deployment controller creates no ReplicaSet for it; it only writes its
+// status.
+func pausedDeployment(name, image string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: cluster.Labels("app", name)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](0),
+			Paused:   true,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"deployment": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: cluster.Labels("deployment", name)},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{
+					{Name: "app", Image: image},
+				}},
+			},
+		},
+	}
+}
+
+// gate holds back the pods labelled key=value on their way into the
+// cache, until release: its transform runs on the reflector's goroutine,
+// before the cache is written. Step 4c reads the lister meanwhile.
+type gate struct {
+	key, value string
+	stop       <-chan struct{}
+	once       sync.Once
+	held       chan struct{} // closed when the first such pod arrives
+	released   chan struct{}
+}
+
+func newGate(ctx context.Context, key, value string) *gate {
+	return &gate{key: key, value: value, stop: ctx.Done(),
+		held: make(chan struct{}), released: make(chan struct{})}
+}
+
+// transform is the factory's transform: it waits for release, or for
+// the informers to stop, before it lets such a pod through.
+func (g *gate) transform(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok && p.Labels[g.key] == g.value {
+		g.once.Do(func() { close(g.held) })
+		select {
+		case <-g.released:
+		case <-g.stop:
+		}
+	}
+	return obj, nil
+}
+
+// awaitHeld returns once a pod is held: its event has reached the
+// informer, not the cache.
+func (g *gate) awaitHeld(ctx context.Context) error {
+	select {
+	case <-g.held:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the gate to hold a pod: %w", context.Cause(ctx))
+	}
+}
+
+// release lets held pods, and all later ones, through. Call it once.
+func (g *gate) release() { close(g.released) }
+
+// awaitLine waits until lines carries want, dropping the lines before.
+func awaitLine(ctx context.Context, lines *show.Lines, want string) error {
+	for {
+		got, err := lines.Await(ctx, 1)
+		if err != nil || got[0] == want {
+			return err
+		}
+	}
+}
+
+// inBackground runs f on a goroutine of its own and returns a channel
+// closed when f has returned.
+func inBackground(f func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return done
+}
+
+// closed reports, without blocking, whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// requestsFor returns the list and watch requests for one resource
+// since the last ResetRequests, from the client-side request log, one
+// short line each.
+func requestsFor(c *cluster.Cluster, resource string) []string {
+	var lines []string
+	for _, r := range c.Requests() {
+		if r.Resource == resource && show.ListsAndWatches(r) {
+			lines = append(lines, describeRequest(r))
+		}
+	}
+	return lines
+}
+
+// describeRequest renders a logged request as verb, resource and label
+// selector. A watch with sendInitialEvents=true is a watch-list: the
+// current objects, then the changes, on one stream.
+func describeRequest(r apiserver.Request) string {
+	s := strings.ToUpper(r.Verb) + " " + r.Resource
+	if sel := r.Query.Get("labelSelector"); sel != "" {
+		s += " labelSelector=" + sel
+	}
+	if r.Query.Get("sendInitialEvents") == "true" {
+		s += "  (watch-list)"
+	}
+	return s
+}
+
+// printRequests prints a heading with the count, then the requests.
+func printRequests(out io.Writer, heading string, reqs []string) {
+	fmt.Fprintf(out, "%s %d\n", heading, len(reqs))
+	show.Print(out, "    ", reqs)
+}
+
+// syncedString renders WaitForCacheSync's map in a fixed order.
+func syncedString(m map[reflect.Type]bool) string {
+	var parts []string
+	for typ, ok := range m {
+		parts = append(parts, fmt.Sprintf("%v=%t", typ, ok))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+// countEach renders how many of lines are each of names, in the order
+// of names: "audit=3 metrics=3".
+func countEach(lines, names []string) string {
+	var parts []string
+	for _, name := range names {
+		n := 0
+		for _, l := range lines {
+			if l == name {
+				n++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s=%d", name, n))
+	}
+	return strings.Join(parts, " ")
+}
+
+// printLate prints what step 4b sees of the informer made after Start.
+func printLate(out io.Writer, label string, synced map[reflect.Type]bool,
+	cmSynced bool, reqs []string) {
+	fmt.Fprintf(out, "    %s WaitForCacheSync: %s\n", label, syncedString(synced))
+	fmt.Fprintf(out, "                   configmaps synced=%t, requests=%d\n", cmSynced, len(reqs))
+}
+
+// printListerReads prints what step 1's lister reads returned.
+func printListerReads(out io.Writer, ds []*appsv1.Deployment, web *appsv1.Deployment,
+	ps []*corev1.Pod, notFound error) {
+	fmt.Fprintln(out, "  listers read the cache:")
+	fmt.Fprintf(out, "    %-32s %s\n", "Deployments(ns).List(everything)", names(ds))
+	fmt.Fprintf(out, "    %-32s gen=%d paused=%t replicas=%d image=%s\n",
+		`Deployments(ns).Get("web")`, web.Generation, web.Spec.Paused, *web.Spec.Replicas,
+		web.Spec.Template.Spec.Containers[0].Image)
+	fmt.Fprintf(out, "    %-32s %s\n", "Pods(ns).List(app=web)", names(ps))
+	fmt.Fprintf(out, "    %-32s %v (IsNotFound=%t)\n",
+		`Pods(ns).Get("web-9")`, notFound, apierrors.IsNotFound(notFound))
+}
+
+// printTransformed prints what step 3's listers hold, and pod/web-1 from
+// the API beside the cached one.
+func printTransformed(out io.Writer, objs []runtime.Object, ps []*corev1.Pod,
+	live, cached *corev1.Pod) {
+	fmt.Fprintf(out, "  %-30s %s\n", "generic lister, deployments:", objectNames(objs))
+	fmt.Fprintf(out, "  %-30s %s\n", "typed lister, pods:", names(ps))
+	fmt.Fprintf(out, "  pod/web-1 containers: API %d, cache %d (the transform dropped .spec)\n",
+		len(live.Spec.Containers), len(cached.Spec.Containers))
+}
+
+// rvTier renders a pod's resourceVersion and tier label.
+func rvTier(p *corev1.Pod) string {
+	return fmt.Sprintf("rv=%s tier=%q", p.ResourceVersion, p.Labels["tier"])
+}
+
+// names lists the names of typed objects, sorted: a lister returns
+// them in no particular order.
+func names[T metav1.Object](objs []T) string {
+	var ns []string
+	for _, o := range objs {
+		ns = append(ns, o.GetName())
+	}
+	slices.Sort(ns)
+	return strings.Join(ns, " ")
+}
+
+// objectNames is names for what a GenericLister returns.
+func objectNames(objs []runtime.Object) string {
+	var ns []string
+	for _, o := range objs {
+		if m, err := meta.Accessor(o); err == nil {
+			ns = append(ns, m.GetName())
+		}
+	}
+	slices.Sort(ns)
+	return strings.Join(ns, " ")
+}
