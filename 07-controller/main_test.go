@@ -186,8 +186,9 @@ func TestOneKeyOneWorker(t *testing.T) {
 	q.ShutDownWithDrain()
 	workerWG.Wait()
 	// ShutDownWithDrain comes from the plain queue: on a delaying (so
-	// rate-limiting) queue it does not stop the delaying queue's
-	// goroutine. Only ShutDown does (delaying_queue.go#L240).
+	// rate-limiting) queue it leaves the delaying queue's goroutine to
+	// notice the shutdown at its next heartbeat, up to 10 s later
+	// (delaying_queue.go#L290, #L324). ShutDown ends it now (#L240).
 	q.ShutDown()
 
 	if most := ctl.flight.most(); most != 1 {
