@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"runtime"
@@ -18,23 +18,16 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
-// TestGolden runs the chapter exactly as main does, on a fresh workshop
-// cluster, and compares every line it prints with
-// testdata/07-controller.golden.
-func TestGolden(t *testing.T) {
-	// Registered first, so it runs last: after the cluster is closed,
-	// nothing the chapter started may still be running.
-	c := chaptertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "07-controller", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/07-controller.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "07-controller", run) }
+
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "07-controller") }
 
 // TestRealClusterShape runs the chapter as it runs on a real cluster
 // (no fault injection) and checks that only step 3 differs from the
@@ -44,17 +37,16 @@ func TestRealClusterShape(t *testing.T) {
 	srv := c.Server
 	c.Server = nil                       // what a real cluster looks like to run
 	t.Cleanup(func() { c.Server = srv }) // so that Close stops it
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
+	out := string(chaptertest.Run(t, "07-controller", func(ctx context.Context, w io.Writer) error {
+		return run(ctx, w, c)
+	}))
 	want, err := goldenFile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, exp := steps(out.String()), steps(want)
+	got, exp := stepsOf(out), stepsOf(want)
 	if len(got) != len(exp) {
-		t.Fatalf("%d steps, want %d:\n%s", len(got), len(exp), out.String())
+		t.Fatalf("%d steps, want %d:\n%s", len(got), len(exp), out)
 	}
 	for i := range got {
 		if i == 2 { // step 3
@@ -75,7 +67,7 @@ func goldenFile() (string, error) {
 	return string(b), err
 }
 
-func steps(s string) []string { return strings.Split(strings.TrimSpace(s), "\n\n") }
+func stepsOf(s string) []string { return strings.Split(strings.TrimSpace(s), "\n\n") }
 
 var rvNumber = regexp.MustCompile(`rv=\d+`)
 
@@ -88,8 +80,9 @@ func TestTombstone(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	ctl := newController(nil, nil, q, newJournal())
-	h := ctl.handler()
+	rec := newRecorder(t.Context())
+	ctl := newController(nil, nil, rec.queue(q), rec)
+	h := rec.handler(ctl.handler())
 
 	last := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "ns", Name: "gone", ResourceVersion: "7"}}
@@ -107,7 +100,7 @@ func TestTombstone(t *testing.T) {
 			q.Done(key)
 		}
 	}
-	recs := ctl.log.since(0)
+	recs := rec.since(0)
 	if got := recs[1].String(); !strings.Contains(got, "DELETE ns/gone  rv=?") {
 		t.Errorf("tombstone without object recorded as %q", got)
 	}
@@ -153,17 +146,18 @@ func TestOneKeyOneWorker(t *testing.T) {
 	leakcheck.Verify(t)
 	q := workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]())
-	ctl := newController(nil, nil, q, newJournal())
+	rec := newRecorder(t.Context())
+	ctl := newController(nil, nil, rec.queue(q), rec)
 
 	keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
 	var written, seen sync.Map // key → last value written / last seen by a sync
 	var syncs atomic.Int64
-	ctl.sync = func(ctx context.Context, key string) (result, error) {
+	ctl.sync = func(ctx context.Context, key string) error {
 		syncs.Add(1)
 		v, _ := written.Load(key)
 		seen.Store(key, v)
 		runtime.Gosched() // let other workers run meanwhile
-		return result{did: "ok"}, nil
+		return nil
 	}
 
 	var workerWG sync.WaitGroup
@@ -191,7 +185,7 @@ func TestOneKeyOneWorker(t *testing.T) {
 	// (delaying_queue.go#L290, #L324). ShutDown ends it now (#L240).
 	q.ShutDown()
 
-	if most := ctl.flight.most(); most != 1 {
+	if most := rec.mostAtOnce(); most != 1 {
 		t.Errorf("a key was synced by %d workers at once", most)
 	}
 	for _, key := range keys {
@@ -202,10 +196,4 @@ func TestOneKeyOneWorker(t *testing.T) {
 		}
 	}
 	t.Logf("%d syncs for 1200 Adds", syncs.Load())
-}
-
-// TestREADMEQuotesOutput keeps the README's quoted output equal to what
-// the chapter prints.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "07-controller")
 }

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// The chapter's window into its controller. Nothing in this file is
+// part of the controller pattern: each wrapper below embeds one part
+// of the controller (its event handler, workqueue, rate limiter and
+// lister), lets it do its work unchanged, and records what it was
+// asked to do. Handlers and workers run on goroutines of their own, so
+// they never print: run waits on the records (a channel closed on
+// every append, never a sleep) and prints them in an order that is the
+// same on every run.
+
+// A recorder holds what the handler and the workers did, in order.
+type recorder struct {
+	done <-chan struct{} // run's context: a held sync gives up when it ends
+
+	mu      sync.Mutex
+	recs    []record
+	changed chan struct{}      // closed and replaced on every append
+	event   *record            // the handler call in progress, if any
+	turns   map[string]*record // key → the worker turn from Get to Done
+	running map[string]int     // key → turns in progress, and the most
+	most    int                // ever at once (the workqueue says 1)
+	gate    *gate              // the sync to hold after its lister read
+}
+
+func newRecorder(ctx context.Context) *recorder {
+	return &recorder{done: ctx.Done(), changed: make(chan struct{}),
+		turns: map[string]*record{}, running: map[string]int{}}
+}
+
+// A record is one thing the handler or a worker did.
+type record struct {
+	handler bool   // from the event handler; otherwise from a worker
+	event   string // ADD, UPDATE, DELETE (handler)
+	key     string
+	obj     *appsv1.Deployment // the object handed over or read, if any
+	skipped bool               // handler: returned without an Add
+	try     int                // worker: 1 for the first attempt
+	did     string             // worker: what the sync did
+	err     error              // worker: why the sync failed
+	backoff time.Duration      // worker: the delay AddRateLimited was given
+	retried bool               // worker: AddRateLimited was called
+	forgot  bool               // worker: Forget was called
+}
+
+// appendLocked adds r and wakes whoever waits. r.mu must be held.
+func (r *recorder) appendLocked(rec record) {
+	r.recs = append(r.recs, rec)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// handler wraps the controller's event handler: it notes each call,
+// so that the Add it makes is recorded with the event and the object.
+func (r *recorder) handler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return recordingHandler{ResourceEventHandler: h, r: r}
+}
+
+type recordingHandler struct {
+	cache.ResourceEventHandler
+	r *recorder
+}
+
+func (h recordingHandler) OnAdd(obj any, isInInitialList bool) {
+	h.r.handling("ADD", obj)
+	h.ResourceEventHandler.OnAdd(obj, isInInitialList)
+	h.r.handled()
+}
+
+func (h recordingHandler) OnUpdate(old, new any) {
+	h.r.handling("UPDATE", new)
+	h.ResourceEventHandler.OnUpdate(old, new)
+	h.r.handled()
+}
+
+func (h recordingHandler) OnDelete(obj any) {
+	h.r.handling("DELETE", obj)
+	h.ResourceEventHandler.OnDelete(obj)
+	h.r.handled()
+}
+
+// handling notes the call the handler is making. The calls of one
+// registration come one at a time, so one slot is enough.
+func (r *recorder) handling(event string, obj any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.event = &record{handler: true, event: event, obj: deploymentOf(obj)}
+}
+
+// handled records a handler call that made no Add (it skipped).
+func (r *recorder) handled() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.event != nil {
+		r.event.skipped = true
+		r.appendLocked(*r.event)
+		r.event = nil
+	}
+}
+
+// queue wraps the controller's workqueue. What it records: each Add,
+// with the handler call that made it; and each worker's turn, from Get
+// (which try this is) to Done (Forget, or the backoff of
+// AddRateLimited, which the wrapped rate limiter hands over).
+func (r *recorder) queue(q workqueue.TypedRateLimitingInterface[string]) *recordingQueue {
+	return &recordingQueue{TypedRateLimitingInterface: q, r: r}
+}
+
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	r *recorder
+}
+
+// Add adds and records under the recorder's lock: no worker can record
+// this key's sync before the handler's record is in.
+func (q *recordingQueue) Add(key string) {
+	q.r.mu.Lock()
+	defer q.r.mu.Unlock()
+	q.TypedRateLimitingInterface.Add(key)
+	rec := record{handler: true}
+	if q.r.event != nil {
+		rec, q.r.event = *q.r.event, nil
+	}
+	rec.key = key
+	q.r.appendLocked(rec)
+}
+
+func (q *recordingQueue) Get() (string, bool) {
+	key, shutdown := q.TypedRateLimitingInterface.Get()
+	if shutdown {
+		return key, shutdown
+	}
+	try := q.NumRequeues(key) + 1
+	q.r.mu.Lock()
+	defer q.r.mu.Unlock()
+	q.r.turns[key] = &record{key: key, try: try}
+	q.r.running[key]++
+	q.r.most = max(q.r.most, q.r.running[key])
+	return key, false
+}
+
+func (q *recordingQueue) Forget(key string) {
+	q.TypedRateLimitingInterface.Forget(key)
+	q.r.mu.Lock()
+	defer q.r.mu.Unlock()
+	if t := q.r.turns[key]; t != nil {
+		t.forgot = true
+	}
+}
+
+// Done records the turn before the queue hears of it: until Done no
+// other worker can Get this key, so a key's records are in the order
+// its syncs ran.
+func (q *recordingQueue) Done(key string) {
+	q.r.mu.Lock()
+	if t := q.r.turns[key]; t != nil {
+		q.r.appendLocked(*t)
+		delete(q.r.turns, key)
+		q.r.running[key]--
+	}
+	q.r.mu.Unlock()
+	q.TypedRateLimitingInterface.Done(key)
+}
+
+// limiter wraps the queue's rate limiter, to record the delay it gives:
+// When is what AddRateLimited asks.
+func (r *recorder) limiter(l workqueue.TypedRateLimiter[string]) workqueue.TypedRateLimiter[string] {
+	return recordingLimiter{TypedRateLimiter: l, r: r}
+}
+
+type recordingLimiter struct {
+	workqueue.TypedRateLimiter[string]
+	r *recorder
+}
+
+func (l recordingLimiter) When(key string) time.Duration {
+	d := l.TypedRateLimiter.When(key)
+	l.r.mu.Lock()
+	defer l.r.mu.Unlock()
+	if t := l.r.turns[key]; t != nil {
+		t.retried, t.backoff = true, d
+	}
+	return d
+}
+
+// lister wraps the Deployment lister, to record what each sync read
+// and to hold one sync right after its read (step 4).
+func (r *recorder) lister(l appslisters.DeploymentLister) appslisters.DeploymentLister {
+	return recordingLister{DeploymentLister: l, r: r}
+}
+
+type recordingLister struct {
+	appslisters.DeploymentLister
+	r *recorder
+}
+
+func (l recordingLister) Deployments(namespace string) appslisters.DeploymentNamespaceLister {
+	return recordingNamespaceLister{
+		DeploymentNamespaceLister: l.DeploymentLister.Deployments(namespace),
+		r:                         l.r, namespace: namespace}
+}
+
+type recordingNamespaceLister struct {
+	appslisters.DeploymentNamespaceLister
+	r         *recorder
+	namespace string
+}
+
+func (l recordingNamespaceLister) Get(name string) (*appsv1.Deployment, error) {
+	k := key(l.namespace, name)
+	d, err := l.DeploymentNamespaceLister.Get(name)
+	l.r.read(k, d)
+	l.r.pass(k, d) // step 4's gate: it holds a sync here, after the read
+	return d, err
+}
+
+// read records what the worker holding key read.
+func (r *recorder) read(key string, d *appsv1.Deployment) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.turns[key]; t != nil {
+		t.obj = d
+	}
+}
+
+// pass holds the worker syncing key if the gate waits for key, until
+// the gate is released. d is what it read, nil if it has not read yet.
+func (r *recorder) pass(key string, d *appsv1.Deployment) {
+	r.mu.Lock()
+	g := r.gate
+	if r.turns[key] == nil || g == nil || g.key != key {
+		r.mu.Unlock()
+		return
+	}
+	r.gate = nil // hold once
+	did := "read the lister, held before writing"
+	if d == nil {
+		did = "held before reading the lister"
+	}
+	r.appendLocked(record{key: key, obj: d, did: did})
+	r.mu.Unlock()
+	close(g.entered)
+	select {
+	case <-g.open:
+	case <-r.done:
+	}
+}
+
+// A gate holds the next sync of key after it read the lister.
+type gate struct {
+	key     string
+	entered chan struct{}
+	open    chan struct{}
+}
+
+// hold arms the gate for key's next sync. held waits until that sync
+// is held; release lets it go on.
+func (r *recorder) hold(key string) (held func(context.Context) error, release func()) {
+	g := &gate{key: key, entered: make(chan struct{}), open: make(chan struct{})}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gate = g
+	held = func(ctx context.Context) error {
+		select {
+		case <-g.entered:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the sync of %s to be held: %w", key, context.Cause(ctx))
+		}
+	}
+	return held, sync.OnceFunc(func() { close(g.open) })
+}
+
+// did records what the sync of key did, when it wrote nothing.
+func (r *recorder) did(key, what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.turns[key]; t != nil {
+		t.did = what
+	}
+}
+
+// wrote records a write of the sync of key: verb is "create", "update"
+// or "delete", and err what the API server answered.
+func (r *recorder) wrote(key, verb, object string, err error) {
+	if err == nil {
+		verb += "d"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.turns[key]; t != nil {
+		t.did, t.err = verb+" "+object, err
+	}
+}
+
+// mostAtOnce is the most turns of one key that ever ran at once.
+func (r *recorder) mostAtOnce() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.most
+}
+
+// mark is a position in the records, for since and waitFor.
+func (r *recorder) mark() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.recs)
+}
+
+// since returns the records after mark, leaving out the handler calls
+// that skipped (on a real cluster, the deployment controller's status
+// writes).
+func (r *recorder) since(mark int) []record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var recs []record
+	for _, rec := range r.recs[mark:] {
+		if !rec.skipped {
+			recs = append(recs, rec)
+		}
+	}
+	return recs
+}
+
+// waitFor blocks until done is true of the records after mark.
+func (r *recorder) waitFor(ctx context.Context, mark int, what string,
+	done func([]record) bool) error {
+	for {
+		recs, changed := r.since(mark), r.changes()
+		if done(recs) {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, context.Cause(ctx))
+		}
+	}
+}
+
+func (r *recorder) changes() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// show waits until done is true of the records after mark, then
+// prints them.
+func (r *recorder) show(ctx context.Context, out io.Writer, mark int, what string,
+	done func([]record) bool) error {
+	if err := r.waitFor(ctx, mark, what, done); err != nil {
+		return err
+	}
+	printRecords(out, r.since(mark))
+	return nil
+}
+
+// adds is true once the handler has made n Adds.
+func adds(n int) func([]record) bool {
+	return func(recs []record) bool {
+		count := 0
+		for _, r := range recs {
+			if r.handler {
+				count++
+			}
+		}
+		return count >= n
+	}
+}
+
+// synced is true once each named object has had n successful syncs.
+func synced(n int, names ...string) func([]record) bool {
+	return func(recs []record) bool {
+		count := map[string]int{}
+		for _, r := range recs {
+			if r.forgot && r.err == nil {
+				_, name, _ := cache.SplitMetaNamespaceKey(r.key)
+				count[name]++
+			}
+		}
+		for _, name := range names {
+			if count[name] < n {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func (r record) String() string {
+	if r.handler {
+		s := fmt.Sprintf("  handler %-6s %s  rv=%s", r.event, r.key, rvOf(r.obj))
+		if r.event != "DELETE" { // a deleted object's labels are beside the point
+			s += "  release=" + releaseOf(r.obj)
+		}
+		return s + "  → Add"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  worker  sync   %s", r.key)
+	if r.obj != nil {
+		fmt.Fprintf(&b, "  release=%s", releaseOf(r.obj))
+	}
+	if r.try > 1 || r.retried {
+		fmt.Fprintf(&b, "  try %d", r.try)
+	}
+	if r.retried {
+		fmt.Fprintf(&b, "  → %s: %s; AddRateLimited (%v)",
+			r.did, apierrors.ReasonForError(r.err), r.backoff)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "  → %s", r.did)
+	if r.try > 1 {
+		b.WriteString(", Forget")
+	}
+	return b.String()
+}
+
+func rvOf(d *appsv1.Deployment) string {
+	if d == nil {
+		return "?"
+	}
+	return d.ResourceVersion
+}
+
+func releaseOf(d *appsv1.Deployment) string {
+	if d == nil {
+		return "?"
+	}
+	return d.Labels["release"]
+}
+
+// deploymentOf unwraps what a handler was given: a Deployment, or a
+// tombstone that may (or may not) hold one.
+func deploymentOf(obj any) *appsv1.Deployment {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	d, _ := obj.(*appsv1.Deployment)
+	return d
+}
+
+func printRecords(out io.Writer, recs []record) {
+	for _, r := range recs {
+		fmt.Fprintln(out, r)
+	}
+}
+
+// sortedByKey orders records by key, keeping each key's own order (a
+// key's syncs never overlap, so that order is real).
+func sortedByKey(recs []record) []record {
+	recs = slices.Clone(recs)
+	slices.SortStableFunc(recs, func(a, b record) int { return strings.Compare(a.key, b.key) })
+	return recs
+}
