@@ -215,16 +215,19 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 // second worker; an Add meanwhile makes it be synced again, after.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
+	if !s.c.Embedded() {
+		fmt.Fprintln(s.out, "  relist skipped on a real cluster: kube-apiserver cannot be made to compact its watch cache on demand")
+	} else if err := s.relist(ctx); err != nil {
+		return err
+	}
 	web, err := s.informer.Lister().Deployments(s.c.Namespace).Get("web")
 	if err != nil {
 		return err
 	}
-	_, why := skipUpdate(web, web)
-	s.printf("  filter OnUpdate(web, web), what a resync delivers: skip, %s\n", why)
 	statusOnly := web.DeepCopy()
 	statusOnly.ResourceVersion += "0" // any other resourceVersion
 	statusOnly.Status.ObservedGeneration = web.Generation
-	_, why = skipUpdate(web, statusOnly)
+	_, why := skipUpdate(web, statusOnly)
 	s.printf("  filter OnUpdate(web, web with new status): skip, %s\n", why)
 
 	// The recorder holds web's next sync right after its lister read.
@@ -253,6 +256,34 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		return err
 	}
 	s.printf("  most syncs of one key at the same time, over the whole run: %d\n", s.rec.mostAtOnce())
+	return nil
+}
+
+// relist makes the informer relist, and shows what its handler gets.
+// Resync is off (period 0), yet each unchanged object comes as
+// OnUpdate(old, new) with equal resourceVersions, and the shared
+// informer delivers such a "sync" update to every handler that is
+// syncing: all of them, until a resync period says otherwise. The
+// workshop cluster stages the relist: it holds and drops the watch and
+// compacts its history, so the re-watch gets 410 Expired.
+func (s *steps) relist(ctx context.Context) error {
+	mark := s.rec.mark()
+	informerRV := s.informer.Informer().LastSyncResourceVersion()
+	// !+relist
+	s.c.Server.HoldWatches()
+	s.c.Server.DropWatches()
+	rv := s.c.Server.CompactHistory()
+	s.c.Server.ReleaseWatches()
+	// !-relist
+	s.printf("  outage: watch dropped; history compacted to rv=%s, past the informer's rv=%s\n", rv, informerRV)
+	fmt.Fprintln(s.out, "  the re-watch gets 410 Expired; after its backoff the informer relists")
+	cached := len(s.informer.Informer().GetStore().ListKeys())
+	if err := s.rec.waitFor(ctx, mark, "the relist's updates", sameVersionUpdates(cached)); err != nil {
+		return err
+	}
+	printRecords(s.out, s.rec.relistUpdates(mark))
+	s.printf("  queue length %d: with resync off, the relist still called OnUpdate(old, new) with equal resourceVersions\n",
+		s.queue.Len())
 	return nil
 }
 
@@ -347,11 +378,10 @@ func (ctl *controller) enqueue(obj any) {
 
 // !-enqueue
 
-// skipUpdate says whether an update cannot change the summary. With a
-// resync period, a shared informer replays every cached object as
-// OnUpdate(obj, obj): same resourceVersion. On a real cluster the
-// deployment controller writes the status of our paused deployments:
-// new resourceVersion, same generation and labels.
+// skipUpdate says whether an update cannot change the summary. Same
+// resourceVersion: nothing changed, as for every unchanged object of a
+// relist (resync or not) and of a resync. Same generation and labels:
+// on a real cluster, the deployment controller's status writes.
 func skipUpdate(old, new any) (bool, string) {
 	o, ok1 := old.(*appsv1.Deployment)
 	n, ok2 := new.(*appsv1.Deployment)

@@ -50,6 +50,7 @@ type record struct {
 	event   string // ADD, UPDATE, DELETE (handler)
 	key     string
 	obj     *appsv1.Deployment // the object handed over or read, if any
+	old     *appsv1.Deployment // handler: OnUpdate's old object
 	skipped bool               // handler: returned without an Add
 	try     int                // worker: 1 for the first attempt
 	did     string             // worker: what the sync did
@@ -78,29 +79,30 @@ type recordingHandler struct {
 }
 
 func (h recordingHandler) OnAdd(obj any, isInInitialList bool) {
-	h.r.handling("ADD", obj)
+	h.r.handling("ADD", nil, obj)
 	h.ResourceEventHandler.OnAdd(obj, isInInitialList)
 	h.r.handled()
 }
 
 func (h recordingHandler) OnUpdate(old, new any) {
-	h.r.handling("UPDATE", new)
+	h.r.handling("UPDATE", old, new)
 	h.ResourceEventHandler.OnUpdate(old, new)
 	h.r.handled()
 }
 
 func (h recordingHandler) OnDelete(obj any) {
-	h.r.handling("DELETE", obj)
+	h.r.handling("DELETE", nil, obj)
 	h.ResourceEventHandler.OnDelete(obj)
 	h.r.handled()
 }
 
 // handling notes the call the handler is making. The calls of one
 // registration come one at a time, so one slot is enough.
-func (r *recorder) handling(event string, obj any) {
+func (r *recorder) handling(event string, old, obj any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.event = &record{handler: true, event: event, obj: deploymentOf(obj)}
+	k, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj) // for a skip; Add has the key
+	r.event = &record{handler: true, event: event, key: k, obj: deploymentOf(obj), old: deploymentOf(old)}
 }
 
 // handled records a handler call that made no Add (it skipped).
@@ -338,12 +340,34 @@ func (r *recorder) since(mark int) []record {
 	return recs
 }
 
+// relistUpdates returns the OnUpdate calls after mark that the
+// handler skipped and whose old and new objects have the same
+// resourceVersion, sorted by key (a relist's order is not defined).
+func (r *recorder) relistUpdates(mark int) []record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var recs []record
+	for _, rec := range r.recs[mark:] {
+		if rec.sameVersion() {
+			recs = append(recs, rec)
+		}
+	}
+	return sortedByKey(recs)
+}
+
+func (r record) sameVersion() bool {
+	return r.skipped && r.event == "UPDATE" && r.obj != nil && r.old != nil &&
+		r.obj.ResourceVersion == r.old.ResourceVersion
+}
+
 // waitFor blocks until done is true of the records after mark.
 func (r *recorder) waitFor(ctx context.Context, mark int, what string,
 	done func([]record) bool) error {
 	for {
-		recs, changed := r.since(mark), r.changes()
-		if done(recs) {
+		r.mu.Lock()
+		ok, changed := done(r.recs[mark:]), r.changed
+		r.mu.Unlock()
+		if ok {
 			return nil
 		}
 		select {
@@ -352,12 +376,6 @@ func (r *recorder) waitFor(ctx context.Context, mark int, what string,
 			return fmt.Errorf("waiting for %s: %w", what, context.Cause(ctx))
 		}
 	}
-}
-
-func (r *recorder) changes() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.changed
 }
 
 // show waits until done is true of the records after mark, then
@@ -376,7 +394,21 @@ func adds(n int) func([]record) bool {
 	return func(recs []record) bool {
 		count := 0
 		for _, r := range recs {
-			if r.handler {
+			if r.handler && !r.skipped {
+				count++
+			}
+		}
+		return count >= n
+	}
+}
+
+// sameVersionUpdates is true once the handler has had n OnUpdate calls
+// with old and new at the same resourceVersion.
+func sameVersionUpdates(n int) func([]record) bool {
+	return func(recs []record) bool {
+		count := 0
+		for _, r := range recs {
+			if r.sameVersion() {
 				count++
 			}
 		}
@@ -389,7 +421,7 @@ func synced(n int, names ...string) func([]record) bool {
 	return func(recs []record) bool {
 		count := map[string]int{}
 		for _, r := range recs {
-			if r.forgot && r.err == nil {
+			if !r.handler && r.forgot && r.err == nil {
 				_, name, _ := cache.SplitMetaNamespaceKey(r.key)
 				count[name]++
 			}
@@ -406,8 +438,14 @@ func synced(n int, names ...string) func([]record) bool {
 func (r record) String() string {
 	if r.handler {
 		s := fmt.Sprintf("  handler %-6s %s  rv=%s", r.event, r.key, rvOf(r.obj))
+		if r.skipped {
+			s += " (old rv=" + rvOf(r.old) + ")"
+		}
 		if r.event != "DELETE" { // a deleted object's labels are beside the point
 			s += "  release=" + releaseOf(r.obj)
+		}
+		if r.skipped {
+			return s + "  → skip, no Add"
 		}
 		return s + "  → Add"
 	}
