@@ -1,10 +1,7 @@
-// Chapter 07-controller: informer → workqueue → workers, the controller
-// pattern. A small, real controller keeps a ConfigMap "<name>-summary"
-// in sync with each Deployment: the event handler only puts keys on a
-// rate-limited workqueue; workers take keys off it, read the lister and
-// write. The steps show what the workqueue adds: dedup, retry with
-// backoff, one key in one worker, and a clean shutdown. recorder.go
-// only watches (it wraps the queue, rate limiter, lister and handler).
+// Chapter 07-controller: informer → workqueue → workers. A small, real
+// controller keeps a ConfigMap "<name>-summary" in sync with each
+// Deployment; the steps show what the workqueue adds. recorder.go only
+// watches, by wrapping the queue, rate limiter, lister and handler.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -16,15 +13,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strconv"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
@@ -34,7 +28,6 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -48,7 +41,7 @@ const workers = 3
 // run is the chapter, one step after the other; each step prints its
 // heading, then what happened. The steps share one controller.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	s := &steps{out: out, c: c, rec: newRecorder(ctx),
+	s := &steps{out: out, c: c, rec: newRecorder(ctx, out),
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
@@ -65,8 +58,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return nil
 }
 
-// steps is what the steps share: the cluster, and the controller's
-// parts, made in step 1 and stopped in step 5.
+// steps is what the steps share: the cluster and the controller's parts.
 type steps struct {
 	out     io.Writer
 	c       *cluster.Cluster
@@ -79,14 +71,10 @@ type steps struct {
 	queue         workqueue.TypedRateLimitingInterface[string]
 	ctl           *controller
 	workers       sync.WaitGroup
-	stopOnce      sync.Once
 }
 
-func (s *steps) printf(format string, a ...any) { fmt.Fprintf(s.out, format, a...) }
-
 // partsOfAController builds the controller from a shared informer
-// factory (this namespace, the course's objects) and a queue of keys.
-// Workers are not started yet, on purpose.
+// factory and a queue of keys. Workers are not started yet, on purpose.
 func (s *steps) partsOfAController(ctx context.Context) error {
 	fmt.Fprintln(s.out, "Step 1. Informer → handler → workqueue: the handler only enqueues keys")
 	// !+wiring
@@ -110,9 +98,8 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		return err
 	}
 
-	// The informer must have listed before workers may trust the
-	// lister, and the handler must have seen that initial list
-	// before its keys are all queued. Both waits are channel-based.
+	// Workers may trust the lister once the informer has listed, and
+	// the handler has queued the keys of that list once it has synced.
 	// !+start
 	informerCtx, stopInformers := context.WithCancel(ctx)
 	s.stopInformers = stopInformers
@@ -126,28 +113,25 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	// !-start
 	s.printf("  informer synced, handler synced: %d deployments cached; no workers yet\n",
 		len(s.informer.Informer().GetStore().ListKeys()))
-
-	mark := s.rec.mark()
 	for _, name := range []string{"web", "api"} {
 		d, err := s.deploys.Create(ctx, newDeployment(name), metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
-		s.printf("  create deployment/%s  rv=%s  release=v1 (paused, replicas 0)\n", name, d.ResourceVersion)
+		s.printf("  create deployment/%s  rv=%s  release=v1 (paused, replicas 0)\n",
+			name, d.ResourceVersion)
 	}
-	if err := s.rec.show(ctx, s.out, mark, "the handler to see both creates", adds(2)); err != nil {
+	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
 		return err
 	}
 	s.printf("  queue length %d: two keys wait, no worker runs yet\n", s.queue.Len())
 	return nil
 }
 
-// dedup: adding a key that is already waiting changes nothing. Web
-// changes three times while its key waits; then one sync reads the
-// newest web from the lister.
+// dedup: adding a key that is already waiting changes nothing; the one
+// sync reads the newest web from the lister.
 func (s *steps) dedup(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 2. Dedup: three updates to web before any worker runs, one sync")
-	mark := s.rec.mark()
 	for _, release := range []string{"v2", "v3", "v4"} {
 		rv, err := patchRelease(ctx, s.deploys, "web", release)
 		if err != nil {
@@ -155,35 +139,32 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		s.printf("  patch deployment/web  rv=%s  release=%s\n", rv, release)
 	}
-	if err := s.rec.show(ctx, s.out, mark, "the handler to see the patches", adds(3)); err != nil {
+	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
 		return err
 	}
-	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n", s.queue.Len())
-
-	mark = s.rec.mark()
+	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n",
+		s.queue.Len())
 	// !+workers
 	for range workers {
 		s.workers.Go(func() { s.ctl.runWorker(ctx) })
 	}
 	// !-workers
 	s.printf("  start %d workers\n", workers)
-	if err := s.rec.waitFor(ctx, mark, "both keys to sync", synced(1, "web", "api")); err != nil {
+	// The workers run in parallel: sorted by key, the output is stable.
+	if err := s.rec.showSorted(ctx, "both keys to sync", synced(1, "web", "api")); err != nil {
 		return err
 	}
-	// The workers ran in parallel: sorted by key, their records are
-	// the same every run.
-	printRecords(s.out, sortedByKey(s.rec.since(mark)))
 	fmt.Fprintln(s.out, "  web: 4 events (ADD + 3 UPDATE), 1 sync, and it read release=v4")
 	return nil
 }
 
-// retryWithBackoff: the workshop cluster answers the ConfigMap update
-// with 409 Conflict twice, as a real API server does when someone else
-// wrote first. Each failure waits twice as long; success forgets them.
+// retryWithBackoff: two 409 Conflicts, as when someone else wrote
+// first. Each failure waits twice as long; success forgets them.
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
 	if !s.c.Embedded() {
-		fmt.Fprintln(s.out, "  skipped on a real cluster: kube-apiserver cannot be made to answer 409 Conflict on demand")
+		fmt.Fprintln(s.out, "  skipped on a real cluster: "+
+			"kube-apiserver cannot be made to answer 409 Conflict on demand")
 		return nil
 	}
 	// !+conflict
@@ -196,13 +177,12 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	})
 	// !-conflict
 	fmt.Fprintln(s.out, "  inject: the next 2 updates of configmap/api-summary answer 409 Conflict")
-	mark := s.rec.mark()
 	rv, err := patchRelease(ctx, s.deploys, "api", "v2")
 	if err != nil {
 		return err
 	}
 	s.printf("  patch deployment/api  rv=%s  release=v2\n", rv)
-	if err := s.rec.show(ctx, s.out, mark, "api to sync after its retries", synced(1, "api")); err != nil {
+	if err := s.rec.show(ctx, "api to sync after its retries", synced(1, "api")); err != nil {
 		return err
 	}
 	api := key(s.c.Namespace, "api")
@@ -210,13 +190,13 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	return nil
 }
 
-// filtersAndOneWorkerPerKey: first the updates the handler skips. Then
-// the workqueue's promise: a key being processed is never handed to a
-// second worker; an Add meanwhile makes it be synced again, after.
+// filtersAndOneWorkerPerKey: the updates the handler skips; then a key
+// being processed is never handed to a second worker.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
 	if !s.c.Embedded() {
-		fmt.Fprintln(s.out, "  relist skipped on a real cluster: kube-apiserver cannot be made to compact its watch cache on demand")
+		fmt.Fprintln(s.out, "  relist skipped on a real cluster: "+
+			"kube-apiserver cannot be made to compact its watch cache on demand")
 	} else if err := s.relist(ctx); err != nil {
 		return err
 	}
@@ -231,7 +211,6 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	s.printf("  filter OnUpdate(web, web with new status): skip, %s\n", why)
 
 	// The recorder holds web's next sync right after its lister read.
-	mark := s.rec.mark()
 	held, release := s.rec.hold(key(s.c.Namespace, "web"))
 	defer release()
 	rv, err := patchRelease(ctx, s.deploys, "web", "v5")
@@ -246,28 +225,24 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		return err
 	}
 	s.printf("  patch deployment/web  rv=%s  release=v6  (while that sync is held)\n", rv)
-	if err := s.rec.waitFor(ctx, mark, "the handler to see release=v6", adds(2)); err != nil {
+	if err := s.rec.waitFor(ctx, "the handler to see release=v6", adds(2)); err != nil {
 		return err
 	}
-	s.printf("  queue length %d: web is being processed, so its Add only marked it dirty\n", s.queue.Len())
+	s.printf("  queue length %d: web is being processed, so its Add only marked it dirty\n",
+		s.queue.Len())
 	release()
 	fmt.Fprintln(s.out, "  release the held sync")
-	if err := s.rec.show(ctx, s.out, mark, "web to sync twice", synced(2, "web")); err != nil {
+	if err := s.rec.show(ctx, "web to sync twice", synced(2, "web")); err != nil {
 		return err
 	}
 	s.printf("  most syncs of one key at the same time, over the whole run: %d\n", s.rec.mostAtOnce())
 	return nil
 }
 
-// relist makes the informer relist, and shows what its handler gets.
-// Resync is off (period 0), yet each unchanged object comes as
-// OnUpdate(old, new) with equal resourceVersions, and the shared
-// informer delivers such a "sync" update to every handler that is
-// syncing: all of them, until a resync period says otherwise. The
-// workshop cluster stages the relist: it holds and drops the watch and
-// compacts its history, so the re-watch gets 410 Expired.
+// relist: the workshop cluster makes the informer's re-watch get 410
+// Expired, so it relists. Resync is off, yet every unchanged object
+// reaches the handler as OnUpdate(old, new), at equal resourceVersions.
 func (s *steps) relist(ctx context.Context) error {
-	mark := s.rec.mark()
 	informerRV := s.informer.Informer().LastSyncResourceVersion()
 	// !+relist
 	s.c.Server.HoldWatches()
@@ -275,14 +250,13 @@ func (s *steps) relist(ctx context.Context) error {
 	rv := s.c.Server.CompactHistory()
 	s.c.Server.ReleaseWatches()
 	// !-relist
-	s.printf("  outage: watch dropped; history compacted to rv=%s, past the informer's rv=%s\n", rv, informerRV)
+	s.printf("  outage: watch dropped; history compacted to rv=%s, past the informer's rv=%s\n",
+		rv, informerRV)
 	fmt.Fprintln(s.out, "  the re-watch gets 410 Expired; after its backoff the informer relists")
-	cached := len(s.informer.Informer().GetStore().ListKeys())
-	if err := s.rec.waitFor(ctx, mark, "the relist's updates", sameVersionUpdates(cached)); err != nil {
+	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {
 		return err
 	}
-	printRecords(s.out, s.rec.relistUpdates(mark))
-	s.printf("  queue length %d: with resync off, the relist still called OnUpdate(old, new) with equal resourceVersions\n",
+	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
 		s.queue.Len())
 	return nil
 }
@@ -291,12 +265,11 @@ func (s *steps) relist(ctx context.Context) error {
 // in the lister and removes the summary. Then everything stops.
 func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 5. Delete, then shut down: informers, queue, workers")
-	mark := s.rec.mark()
 	if err := s.deploys.Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintln(s.out, "  delete deployment/api")
-	if err := s.rec.show(ctx, s.out, mark, "api's delete to sync", synced(1, "api")); err != nil {
+	if err := s.rec.show(ctx, "api's delete to sync", synced(1, "api")); err != nil {
 		return err
 	}
 	s.shutDown()
@@ -305,23 +278,20 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	return printLeftBehind(ctx, s.out, s.c)
 }
 
-// shutDown stops what step 1 started, in order: the informers first
-// (no new events), then the queue (Get reports shutdown once it is
-// empty), then it waits for the workers to return. Step 5 calls it;
-// run calls it again on its way out, which matters only after an error.
+// shutDown stops, in order, the informers (no new events) and the queue
+// (Get reports shutdown once it is empty), then waits for the workers.
+// run calls it again on its way out, which matters after an error.
 func (s *steps) shutDown() {
-	s.stopOnce.Do(func() {
-		// !+shutdown
-		if s.stopInformers != nil {
-			s.stopInformers()
-			s.factory.Shutdown()
-		}
-		if s.queue != nil {
-			s.queue.ShutDown()
-		}
-		s.workers.Wait()
-		// !-shutdown
-	})
+	// !+shutdown
+	if s.stopInformers != nil {
+		s.stopInformers()
+		s.factory.Shutdown()
+	}
+	if s.queue != nil {
+		s.queue.ShutDown()
+	}
+	s.workers.Wait()
+	// !-shutdown
 }
 
 // controller keeps configmap/<name>-summary in sync with each Deployment.
@@ -331,8 +301,7 @@ type controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	// sync is syncDeployment; tests swap in their own.
 	sync func(ctx context.Context, key string) error
-	// rec notes what each sync did, for the chapter to print, where
-	// sample-controller records an Event.
+	// rec notes what a sync did, where sample-controller records an Event.
 	rec *recorder
 }
 
@@ -379,9 +348,8 @@ func (ctl *controller) enqueue(obj any) {
 // !-enqueue
 
 // skipUpdate says whether an update cannot change the summary. Same
-// resourceVersion: nothing changed, as for every unchanged object of a
-// relist (resync or not) and of a resync. Same generation and labels:
-// on a real cluster, the deployment controller's status writes.
+// resourceVersion: an unchanged object of a relist, or a resync. Same
+// generation and labels: on a real cluster, a status write.
 func skipUpdate(old, new any) (bool, string) {
 	o, ok1 := old.(*appsv1.Deployment)
 	n, ok2 := new.(*appsv1.Deployment)
@@ -432,9 +400,8 @@ func (ctl *controller) processNextWorkItem(ctx context.Context) bool {
 // !-processNextWorkItem
 
 // syncDeployment makes configmap/<name>-summary match the Deployment
-// named by key. It reads the Deployment from the lister (the informer's
-// cache), never from the API server: the key says which object, the
-// cache says what it looks like now.
+// named by key, read from the lister (the informer's cache): the key
+// says which object, the cache says what it looks like now.
 func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -480,33 +447,4 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	ctl.rec.wrote(key, "update", "configmap/"+cmName, err)
 	return err
-}
-
-// summaryOf is the ConfigMap data for d: its replicas and its labels
-// (the course's own label left out, it is on everything).
-func summaryOf(d *appsv1.Deployment) map[string]string {
-	l := labels.Set(maps.Clone(d.Labels))
-	delete(l, cluster.ManagedByLabel)
-	return map[string]string{
-		"replicas": strconv.Itoa(int(ptr.Deref(d.Spec.Replicas, 1))),
-		"labels":   l.String(),
-	}
-}
-
-// newSummary is the ConfigMap for d. Its ownerReference names d as its
-// controller, so a real cluster's garbage collector deletes it with d.
-// (No BlockOwnerDeletion: nothing here deletes in the foreground, and
-// setting it can need extra RBAC.)
-func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: cluster.Labels("summary-of", d.Name),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "Deployment",
-				Name: d.Name, UID: d.UID, Controller: ptr.To(true),
-			}},
-		},
-		Data: data,
-	}
 }

@@ -80,7 +80,8 @@ func stepsOf(s string) []string { return strings.Split(strings.TrimSpace(s), "\n
 var (
 	rvNumber      = regexp.MustCompile(`rv=\d+`)
 	relistSkipped = regexp.MustCompile(`(?m)^  relist skipped on a real cluster: .*\n`)
-	relistLines   = regexp.MustCompile(`(?m)^  (outage: |the re-watch gets 410|handler UPDATE .* \(old rv=|queue length 0: with resync off).*\n`)
+	relistLines   = regexp.MustCompile(`(?m)^  (outage: |the re-watch gets 410|` +
+		`handler UPDATE .* \(old rv=|queue length 0: resync is off).*\n`)
 )
 
 func maskRV(s string) string { return rvNumber.ReplaceAllString(s, "rv=N") }
@@ -92,7 +93,7 @@ func TestTombstone(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	rec := newRecorder(t.Context())
+	rec := newRecorder(t.Context(), io.Discard)
 	ctl := newController(nil, nil, rec.queue(q), rec)
 	h := rec.handler(ctl.handler())
 
@@ -158,7 +159,7 @@ func TestOneKeyOneWorker(t *testing.T) {
 	leakcheck.Verify(t)
 	q := workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]())
-	rec := newRecorder(t.Context())
+	rec := newRecorder(t.Context(), io.Discard)
 	ctl := newController(nil, nil, rec.queue(q), rec)
 
 	keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}

@@ -11,9 +11,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
 // The chapter's window into its controller. Nothing in this file is
@@ -21,16 +24,18 @@ import (
 // of the controller (its event handler, workqueue, rate limiter and
 // lister), lets it do its work unchanged, and records what it was
 // asked to do. Handlers and workers run on goroutines of their own, so
-// they never print: run waits on the records (a channel closed on
-// every append, never a sleep) and prints them in an order that is the
-// same on every run.
+// they never print: the steps wait on the records (a channel closed on
+// every append, never a sleep) and print them in an order that is the
+// same on every run. At the end, the steps' own printing helpers.
 
 // A recorder holds what the handler and the workers did, in order.
 type recorder struct {
 	done <-chan struct{} // run's context: a held sync gives up when it ends
+	out  io.Writer       // where show prints
 
 	mu      sync.Mutex
 	recs    []record
+	mark    int                // where the records not yet printed begin
 	changed chan struct{}      // closed and replaced on every append
 	event   *record            // the handler call in progress, if any
 	turns   map[string]*record // key → the worker turn from Get to Done
@@ -39,8 +44,8 @@ type recorder struct {
 	gate    *gate              // the sync to hold after its lister read
 }
 
-func newRecorder(ctx context.Context) *recorder {
-	return &recorder{done: ctx.Done(), changed: make(chan struct{}),
+func newRecorder(ctx context.Context, out io.Writer) *recorder {
+	return &recorder{done: ctx.Done(), out: out, changed: make(chan struct{}),
 		turns: map[string]*record{}, running: map[string]int{}}
 }
 
@@ -102,7 +107,8 @@ func (r *recorder) handling(event string, old, obj any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj) // for a skip; Add has the key
-	r.event = &record{handler: true, event: event, key: k, obj: deploymentOf(obj), old: deploymentOf(old)}
+	r.event = &record{handler: true, event: event, key: k,
+		obj: deploymentOf(obj), old: deploymentOf(old)}
 }
 
 // handled records a handler call that made no Add (it skipped).
@@ -318,12 +324,9 @@ func (r *recorder) mostAtOnce() int {
 	return r.most
 }
 
-// mark is a position in the records, for since and waitFor.
-func (r *recorder) mark() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.recs)
-}
+// A step prints the records after its mark: where the last step's
+// printing ended. waitFor waits on those; show and showSorted print
+// them and move the mark to the end.
 
 // since returns the records after mark, leaving out the handler calls
 // that skipped (on a real cluster, the deployment controller's status
@@ -340,32 +343,16 @@ func (r *recorder) since(mark int) []record {
 	return recs
 }
 
-// relistUpdates returns the OnUpdate calls after mark that the
-// handler skipped and whose old and new objects have the same
-// resourceVersion, sorted by key (a relist's order is not defined).
-func (r *recorder) relistUpdates(mark int) []record {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var recs []record
-	for _, rec := range r.recs[mark:] {
-		if rec.sameVersion() {
-			recs = append(recs, rec)
-		}
-	}
-	return sortedByKey(recs)
-}
-
 func (r record) sameVersion() bool {
 	return r.skipped && r.event == "UPDATE" && r.obj != nil && r.old != nil &&
 		r.obj.ResourceVersion == r.old.ResourceVersion
 }
 
-// waitFor blocks until done is true of the records after mark.
-func (r *recorder) waitFor(ctx context.Context, mark int, what string,
-	done func([]record) bool) error {
+// waitFor blocks until done is true of the records after the mark.
+func (r *recorder) waitFor(ctx context.Context, what string, done func([]record) bool) error {
 	for {
 		r.mu.Lock()
-		ok, changed := done(r.recs[mark:]), r.changed
+		ok, changed := done(r.recs[r.mark:]), r.changed
 		r.mu.Unlock()
 		if ok {
 			return nil
@@ -378,14 +365,46 @@ func (r *recorder) waitFor(ctx context.Context, mark int, what string,
 	}
 }
 
-// show waits until done is true of the records after mark, then
-// prints them.
-func (r *recorder) show(ctx context.Context, out io.Writer, mark int, what string,
-	done func([]record) bool) error {
-	if err := r.waitFor(ctx, mark, what, done); err != nil {
+// show waits until done is true of the records after the mark, then
+// prints them in the order they happened.
+func (r *recorder) show(ctx context.Context, what string, done func([]record) bool) error {
+	return r.print(ctx, what, done, func(recs []record) []record {
+		return slices.DeleteFunc(recs, func(rec record) bool { return rec.skipped })
+	})
+}
+
+// showSorted is show for records of workers that ran in parallel:
+// sorted by key, keeping each key's own order (a key's syncs never
+// overlap, so that order is real).
+func (r *recorder) showSorted(ctx context.Context, what string, done func([]record) bool) error {
+	return r.print(ctx, what, done, func(recs []record) []record {
+		return sortedByKey(slices.DeleteFunc(recs, func(rec record) bool { return rec.skipped }))
+	})
+}
+
+// showRelist waits for n OnUpdate calls with old and new at the same
+// resourceVersion that the handler skipped, and prints them sorted by
+// key (a relist's order is not defined).
+func (r *recorder) showRelist(ctx context.Context, n int) error {
+	return r.print(ctx, "the relist's updates", sameVersionUpdates(n), func(recs []record) []record {
+		return sortedByKey(slices.DeleteFunc(recs, func(rec record) bool { return !rec.sameVersion() }))
+	})
+}
+
+// print waits until done, then prints the records after the mark that
+// pick keeps, and moves the mark to the end.
+func (r *recorder) print(ctx context.Context, what string, done func([]record) bool,
+	pick func([]record) []record) error {
+	if err := r.waitFor(ctx, what, done); err != nil {
 		return err
 	}
-	printRecords(out, r.since(mark))
+	r.mu.Lock()
+	recs := slices.Clone(r.recs[r.mark:])
+	r.mark = len(r.recs)
+	r.mu.Unlock()
+	for _, rec := range pick(recs) {
+		fmt.Fprintln(r.out, rec)
+	}
 	return nil
 }
 
@@ -493,16 +512,25 @@ func deploymentOf(obj any) *appsv1.Deployment {
 	return d
 }
 
-func printRecords(out io.Writer, recs []record) {
-	for _, r := range recs {
-		fmt.Fprintln(out, r)
-	}
-}
-
-// sortedByKey orders records by key, keeping each key's own order (a
-// key's syncs never overlap, so that order is real).
+// sortedByKey orders records by key, keeping each key's own order.
 func sortedByKey(recs []record) []record {
-	recs = slices.Clone(recs)
 	slices.SortStableFunc(recs, func(a, b record) int { return strings.Compare(a.key, b.key) })
 	return recs
+}
+
+// printf prints a line of a step.
+func (s *steps) printf(format string, a ...any) { fmt.Fprintf(s.out, format, a...) }
+
+// printLeftBehind lists the summaries still on the cluster.
+func printLeftBehind(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	left, err := c.Client.CoreV1().ConfigMaps(c.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: cluster.OwnSelector})
+	if err != nil {
+		return err
+	}
+	for _, cm := range left.Items {
+		fmt.Fprintf(out, "  left behind: configmap/%s  labels=%s  replicas=%s\n",
+			cm.Name, cm.Data["labels"], cm.Data["replicas"])
+	}
+	return nil
 }

@@ -1,16 +1,19 @@
 package main
 
-// What the steps make and change on the cluster to give the controller
-// work, and what they check at the end. None of it is the controller.
+// The chapter's objects, built in plain Go: the Deployments the steps
+// create and change to give the controller work, and the summary
+// ConfigMap the controller keeps for each.
 
 import (
 	"context"
 	"fmt"
-	"io"
+	"maps"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/utils/ptr"
@@ -58,16 +61,31 @@ func patchRelease(ctx context.Context, deploys appsclient.DeploymentInterface,
 
 func key(namespace, name string) string { return namespace + "/" + name }
 
-// printLeftBehind lists the summaries still on the cluster.
-func printLeftBehind(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	left, err := c.Client.CoreV1().ConfigMaps(c.Namespace).List(ctx,
-		metav1.ListOptions{LabelSelector: cluster.OwnSelector})
-	if err != nil {
-		return err
+// summaryOf is the ConfigMap data for d: its replicas and its labels
+// (the course's own label left out, it is on everything).
+func summaryOf(d *appsv1.Deployment) map[string]string {
+	l := labels.Set(maps.Clone(d.Labels))
+	delete(l, cluster.ManagedByLabel)
+	return map[string]string{
+		"replicas": strconv.Itoa(int(ptr.Deref(d.Spec.Replicas, 1))),
+		"labels":   l.String(),
 	}
-	for _, cm := range left.Items {
-		fmt.Fprintf(out, "  left behind: configmap/%s  labels=%s  replicas=%s\n",
-			cm.Name, cm.Data["labels"], cm.Data["replicas"])
+}
+
+// newSummary is the ConfigMap for d. Its ownerReference names d as its
+// controller, so a real cluster's garbage collector deletes it with d.
+// (No BlockOwnerDeletion: nothing here deletes in the foreground, and
+// setting it can need extra RBAC.)
+func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: cluster.Labels("summary-of", d.Name),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "Deployment",
+				Name: d.Name, UID: d.UID, Controller: ptr.To(true),
+			}},
+		},
+		Data: data,
 	}
-	return nil
 }
