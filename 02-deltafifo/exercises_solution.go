@@ -20,7 +20,7 @@ func drainBatches(q cache.QueueWithBatch) ([]string, error) {
 	q.Close()
 	var lines []string
 	batch := func(deltas []cache.Delta, _ bool) error {
-		lines = append(lines, "batch "+format(deltas))
+		lines = append(lines, "batch "+describeDeltas(deltas))
 		return nil
 	}
 	single := func(obj any, _ bool) error {
@@ -28,7 +28,7 @@ func drainBatches(q cache.QueueWithBatch) ([]string, error) {
 		if !ok {
 			return errors.New("processSingle was handed no Deltas")
 		}
-		lines = append(lines, "single "+format(deltas))
+		lines = append(lines, "single "+describeDeltas(deltas))
 		return nil
 	}
 	for {

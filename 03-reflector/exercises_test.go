@@ -16,10 +16,30 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
 // its function still returns errors.ErrUnsupported.
+
+// webPod is a pod like the chapter's own.
+func webPod(name string) *corev1.Pod {
+	return show.GatedPod(name, cluster.Labels("app", "web"))
+}
+
+// makeChanges makes step 3's changes: it creates web-4, sets web-1
+// Running and deletes web-2.
+func makeChanges(ctx context.Context, c *cluster.Cluster) error {
+	pods := c.Client.CoreV1().Pods(c.Namespace)
+	if _, err := pods.Create(ctx, webPod("web-4"), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := setRunning(ctx, c, "web-1"); err != nil {
+		return err
+	}
+	return pods.Delete(ctx, "web-2", metav1.DeleteOptions{})
+}
 
 // notWritten skips t if err says the exercise is not written yet.
 func notWritten(t *testing.T, err error, exercise string) {
@@ -41,7 +61,7 @@ func TestExercise4ListAndWatch(t *testing.T) {
 		defer cancel()
 		pods := c.Client.CoreV1().Pods(c.Namespace)
 		for _, name := range []string{"web-1", "web-2", "web-3"} {
-			if _, err := pods.Create(ctx, newPod(name), metav1.CreateOptions{}); err != nil {
+			if _, err := pods.Create(ctx, webPod(name), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -68,7 +88,7 @@ func TestExercise4ListAndWatch(t *testing.T) {
 		if err := makeChanges(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		marker, err := pods.Create(ctx, newPod("marker"), metav1.CreateOptions{})
+		marker, err := pods.Create(ctx, webPod("marker"), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +130,7 @@ func TestExercise4ListAndWatch(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		pods := c.Client.CoreV1().Pods(c.Namespace)
-		if _, err := pods.Create(ctx, newPod("web-1"), metav1.CreateOptions{}); err != nil {
+		if _, err := pods.Create(ctx, webPod("web-1"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		lw := &compactingLW{
@@ -173,7 +193,7 @@ type compactingLW struct {
 
 func (lw *compactingLW) WatchWithContext(ctx context.Context,
 	opts metav1.ListOptions) (watch.Interface, error) {
-	if _, err := lw.pods.Create(ctx, newPod("late"), metav1.CreateOptions{}); err != nil {
+	if _, err := lw.pods.Create(ctx, webPod("late"), metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
 	lw.c.CompactHistory()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,22 +11,16 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-// TestGolden runs the chapter exactly as main does, on a fresh workshop
-// cluster, and compares every line it prints with
-// testdata/03-reflector.golden.
-func TestGolden(t *testing.T) {
-	// Registered first, so it runs last: after the cluster is closed,
-	// nothing the chapter started may still be running.
-	c := chaptertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatalf("%v\noutput so far:\n%s", err, out.Bytes())
-	}
-	golden.Assert(t, "03-reflector", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/03-reflector.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "03-reflector", run) }
+
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "03-reflector") }
 
 // TestVeryShortWatchRelists pins what step 4 avoids: a watch that the
 // server closes before it carried any event counts as a
@@ -40,14 +33,14 @@ func TestGolden(t *testing.T) {
 func TestVeryShortWatchRelists(t *testing.T) {
 	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	ctx := t.Context()
-	if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, newPod("web-1"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, webPod("web-1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(),
 		"pods", c.Namespace, fields.Everything())
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:    "pods (very short watch)",
-		Clock:   newResyncClock(),
+		Clock:   newTappedClock(),
 		Backoff: &wait.Backoff{Duration: backoff},
 	})
 	p.start(ctx)
@@ -58,19 +51,15 @@ func TestVeryShortWatchRelists(t *testing.T) {
 
 	c.ResetRequests()
 	c.Server.DropWatches() // the stream has carried nothing since sync
-	frames, err := p.nextFrames(ctx, 3)
+	watched, err := p.watched.Await(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	popped, err := p.nextPops(ctx, 1)
+	popped, err := p.popped.Await(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reqs []string
-	for _, r := range c.Requests() {
-		reqs = append(reqs, r.String())
-	}
-	got := append(append(reqs, frames...), popped...)
+	got := append(append(show.Requests(c.Requests(), nil), watched...), popped...)
 	want := []string{
 		"GET /api/v1/namespaces/informer-walkthrough/pods?watch=true&resourceVersion=2&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&allowWatchBookmarks=true",
 		"(new stream)",
@@ -98,10 +87,4 @@ func TestWatchListOptOut(t *testing.T) {
 	if !watchlist.DoesClientNotSupportWatchListSemantics(listThenWatch{tp}) {
 		t.Error("listThenWatch does not opt out of watch-list")
 	}
-}
-
-// TestREADMEQuotesOutput keeps the README's quoted output equal to what
-// the chapter prints.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "03-reflector")
 }

@@ -1,37 +1,33 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-// TestGolden runs the chapter exactly as main does, on a fresh workshop
-// cluster, and compares every line it prints with the golden file.
-func TestGolden(t *testing.T) {
-	c := chaptertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "04-indexer", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/04-indexer.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "04-indexer", run) }
 
-// TestREADMEQuotesOutput keeps the README's quoted output equal to what
-// the chapter prints.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "04-indexer")
-}
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "04-indexer") }
 
 // TestPanics pins the two panics step 4 describes.
 func TestPanics(t *testing.T) {
@@ -92,9 +88,11 @@ func panicOf(f func()) (msg string) {
 	return ""
 }
 
-// TestInPlaceMutation pins step 3's stale index: a single-valued
-// IndexFunc gives equal values for the same pointer, so the key stays
-// under the old value and never reaches the new one.
+// TestInPlaceMutation pins step 3's stale index: the old values are
+// computed from the object the store holds, already mutated, so the key
+// is never removed from the old value; and old and new being the same
+// single value, updateSingleIndex returns early, so the key never
+// reaches the new value either.
 func TestInPlaceMutation(t *testing.T) {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc,
 		cache.Indexers{byApp: appIndex})
@@ -160,6 +158,105 @@ func TestTombstoneNeverReachesIndexFuncs(t *testing.T) {
 	}
 	if keys := idx.ListKeys(); len(keys) != 0 {
 		t.Fatalf("keys after Delete(tomb) = %v", keys)
+	}
+}
+
+// TestRelistTombstone pins when step 6's tombstone reaches an informer's
+// store. The workshop cluster stages a relist that no longer lists
+// web-1 (its delete happened while the watch was down and the history
+// was compacted, so the re-watch gets a 410). OnDelete gets a
+// DeletedFinalStateUnknown either way. The store: with AtomicFIFO on,
+// the relist is one ReplacedAll and the store is Replaced with the new
+// list, so no index function sees web-1 again; with it off, the queue
+// turns web-1 into a Deleted tombstone and the informer calls
+// store.Delete(tomb), which un-indexes the web-1 it held.
+func TestRelistTombstone(t *testing.T) {
+	for _, atomic := range []bool{true, false} {
+		t.Run(fmt.Sprintf("AtomicFIFO=%t", atomic), func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t,
+				features.AtomicFIFO, atomic)
+			c := chaptertest.Start(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+
+			pods := c.Client.CoreV1().Pods(c.Namespace)
+			for _, name := range []string{"web-1", "web-2"} {
+				p := show.GatedPod(name, cluster.Labels("app", "web"))
+				if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// The index function records the pods it is called on.
+			var mu sync.Mutex
+			var indexed []string
+			record := func(obj any) ([]string, error) {
+				if p, ok := obj.(*corev1.Pod); ok {
+					mu.Lock()
+					indexed = append(indexed, p.Name)
+					mu.Unlock()
+				}
+				return appIndex(obj)
+			}
+			lw := cache.NewFilteredListWatchFromClient(c.Client.CoreV1().RESTClient(),
+				"pods", c.Namespace, func(o *metav1.ListOptions) {
+					o.LabelSelector = cluster.OwnSelector
+				})
+			inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0,
+				cache.Indexers{byApp: record})
+			deleted := make(chan any, 1)
+			_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				DeleteFunc: func(obj any) { deleted <- obj },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			infCtx, stop := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			wg.Go(func() { inf.RunWithContext(infCtx) })
+			defer func() { stop(); wg.Wait() }()
+			if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
+				t.Fatal("the informer did not sync")
+			}
+
+			// The outage: the watch drops and its re-watch is held while
+			// web-1 goes and the history is compacted.
+			c.Server.HoldWatches()
+			c.Server.DropWatches()
+			if err := pods.Delete(ctx, "web-1", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.Server.CompactHistory()
+			mu.Lock()
+			indexed = nil
+			mu.Unlock()
+			c.Server.ReleaseWatches()
+
+			var obj any
+			select {
+			case obj = <-deleted:
+			case <-ctx.Done():
+				t.Fatal("no OnDelete after the relist")
+			}
+			tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+			if !ok || tomb.Key != c.Namespace+"/web-1" {
+				t.Fatalf("OnDelete got %#v, want a DeletedFinalStateUnknown for web-1", obj)
+			}
+			// Both ways the store runs the index functions before OnDelete.
+			mu.Lock()
+			sawWeb1 := slices.Contains(indexed, "web-1")
+			t.Logf("after the relist the index function saw %q", indexed)
+			mu.Unlock()
+			if sawWeb1 == atomic {
+				t.Errorf("after the relist the index function saw %q: "+
+					"store.Delete(tomb) happened = %t, want %t",
+					indexed, sawWeb1, !atomic)
+			}
+			if keys := inf.GetIndexer().ListKeys(); !slices.Equal(keys,
+				[]string{c.Namespace + "/web-2"}) {
+				t.Errorf("store keys = %v, want only web-2", keys)
+			}
+		})
 	}
 }
 

@@ -97,10 +97,10 @@ func TestExercise1DeletedConfigMap(t *testing.T) {
 	}
 }
 
-// showCM is show for a ConfigMap that may be nil.
+// showCM is describe for a ConfigMap that may be nil.
 func showCM(cm *corev1.ConfigMap) string {
 	if cm == nil {
 		return "nil"
 	}
-	return show(cm)
+	return describe(cm)
 }

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -16,18 +15,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-func TestGolden(t *testing.T) {
-	c := chaptertest.Start(t) // also fails the test on leaked goroutines
-	var out bytes.Buffer
-	if err := run(t.Context(), &out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "05-informer", out.Bytes())
-}
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/05-informer.golden.
+func TestGolden(t *testing.T) { chaptertest.Golden(t, "05-informer", run) }
+
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "05-informer") }
 
 // TestProcessDeltaMatchesInformer pins step 4's claim that processDelta
 // is processDeltas written out: the same reflector calls, made once by a
@@ -36,20 +34,21 @@ func TestGolden(t *testing.T) {
 // the reflector's backoff (0.8-1.6 s).
 func TestProcessDeltaMatchesInformer(t *testing.T) {
 	leakcheck.Verify(t)
+	ctx := t.Context()
 	lw := newScripted(demo("a", "10"), demo("b", "11"))
-	s := newSession(t.Context())
-	defer s.stop()
+	lines := show.NewLines(ctx)
 	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
-		Handler:       s.handler(""),
+		Handler:       handler{lines: lines},
 	})
-	s.start(ctrl.RunWithContext)
-	if err := s.synced(ctrl.HasSyncedChecker()); err != nil {
-		t.Fatal(err)
+	stop := start(ctx, ctrl.RunWithContext)
+	defer stop()
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		t.Fatal("the informer did not sync")
 	}
-	want := mustNext(t, s, 2)
-	sort.Strings(want) // the informer's initial list is a map
+	want := mustAwait(t, lines, 2)
+	slices.Sort(want) // the informer's initial list is a map
 
 	// Three watch events, then a 410 that makes the reflector relist;
 	// by then c is gone from the list.
@@ -57,11 +56,11 @@ func TestProcessDeltaMatchesInformer(t *testing.T) {
 	w.Add(demo("c", "12"))
 	w.Modify(demo("a", "13"))
 	w.Delete(demo("b", "14"))
-	want = append(want, mustNext(t, s, 3)...)
+	want = append(want, mustAwait(t, lines, 3)...)
 	lw.setList("14", demo("a", "13"))
 	gone := apierrors.NewResourceExpired("too old resource version")
 	w.Error(&gone.ErrStatus)
-	want = append(want, mustNext(t, s, 2)...)
+	want = append(want, mustAwait(t, lines, 2)...)
 	lw.next(t) // the relist ends with a new watch
 
 	// The same calls by hand.
@@ -72,9 +71,8 @@ func TestProcessDeltaMatchesInformer(t *testing.T) {
 		EmitDeltaTypeBookmark: true,
 	})
 	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
-	hs := newSession(t.Context())
-	defer hs.stop()
-	h := hs.handler("")
+	byHand := show.NewLines(ctx)
+	h := handler{lines: byHand}
 	calls := []func() error{
 		func() error {
 			return fifo.Replace([]any{demo("a", "10"), demo("b", "11")}, "11")
@@ -94,27 +92,24 @@ func TestProcessDeltaMatchesInformer(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, hs.drain()...)
+		got = append(got, byHand.Drain()...)
 	}
-	sort.Strings(got[:2])
+	slices.Sort(got[:2])
 	if !slices.Equal(got, want) {
 		t.Errorf("by hand:\n%q\ninformer:\n%q", got, want)
 	}
 }
 
-// TestREADMEQuotesOutput keeps the README's quoted output equal to what
-// the chapter prints.
-func TestREADMEQuotesOutput(t *testing.T) {
-	golden.AssertQuoted(t, "05-informer")
-}
-
-func mustNext(t *testing.T, s *session, n int) []string {
+// mustAwait returns the next n lines, or fails t.
+func mustAwait(t *testing.T, lines *show.Lines, n int) []string {
 	t.Helper()
-	lines, err := s.next(n)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	got, err := lines.Await(ctx, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lines
+	return got
 }
 
 // scripted is a ListerWatcher the test drives: List returns the current
@@ -164,8 +159,8 @@ func (s *scripted) next(t *testing.T) *watch.RaceFreeFakeWatcher {
 	select {
 	case w := <-s.watches:
 		return w
-	case <-time.After(patience):
-		t.Fatalf("no Watch call in %v", patience)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Watch call in 10s")
 		return nil
 	}
 }

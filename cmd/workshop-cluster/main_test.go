@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,6 +63,26 @@ func TestServe(t *testing.T) {
 	l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	if err != nil || len(l.Items) != 1 {
 		t.Fatalf("list: %v %v", err, l)
+	}
+	// A plain HTTP request for metadata only, as curl would send it
+	// (chapter 09): a PartialObjectMetadataList, no spec.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/api/v1/namespaces/default/pods", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Kind  string
+		Items []map[string]any
+	}
+	err = json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if err != nil || meta.Kind != "PartialObjectMetadataList" || len(meta.Items) != 1 || meta.Items[0]["spec"] != nil {
+		t.Errorf("metadata-only list: %v, %+v", err, meta)
 	}
 	if err := cs.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -30,32 +30,51 @@ const (
 
 // negotiate picks the response media type from the Accept header, as
 // kube-apiserver does: the first supported type, JSON when there is no
-// preference. Ranges asking for another shape (as=Table) are skipped.
-func negotiate(r *http.Request) (runtime.SerializerInfo, bool) {
+// preference. A range asking for another shape is taken when it is one
+// the workshop cluster serves (as=PartialObjectMetadata[List], see
+// metadata.go) and skipped otherwise (as=Table).
+func negotiate(r *http.Request) (runtime.SerializerInfo, *asMetadata, bool) {
 	accept := r.Header.Get("Accept")
 	if accept == "" {
 		accept = mediaJSON
 	}
 	for _, part := range strings.Split(accept, ",") {
 		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || params["as"] != "" {
+		if err != nil {
 			continue
 		}
 		switch mediaType {
 		case "*/*", "application/*":
 			mediaType = mediaJSON
 		}
-		if info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType); ok && info.StreamSerializer != nil {
-			return info, true
+		supported := codecs.SupportedMediaTypes()
+		var as *asMetadata
+		if params["as"] != "" {
+			var ok bool
+			if as, ok = parseAs(params); !ok {
+				continue
+			}
+			supported = metaCodecs.SupportedMediaTypes()
+		}
+		if info, ok := runtime.SerializerInfoForMediaType(supported, mediaType); ok && info.StreamSerializer != nil {
+			return info, as, true
 		}
 	}
-	return runtime.SerializerInfo{}, false
+	return runtime.SerializerInfo{}, nil, false
 }
 
 // encodeObject writes obj in the negotiated media type, with kind and
 // apiVersion set. Stored objects are shared, so it encodes a copy.
-func encodeObject(w io.Writer, info runtime.SerializerInfo, obj runtime.Object, res *Resource) error {
-	return info.Serializer.Encode(typed(obj, res), w)
+// With as, it encodes what as turns the object into.
+func encodeObject(w io.Writer, info runtime.SerializerInfo, as *asMetadata, obj runtime.Object, res *Resource) error {
+	obj = typed(obj, res)
+	if as != nil {
+		var err error
+		if obj, err = as.transform(obj); err != nil {
+			return err
+		}
+	}
+	return info.Serializer.Encode(obj, w)
 }
 
 func typed(obj runtime.Object, res *Resource) runtime.Object {
@@ -73,18 +92,27 @@ func typed(obj runtime.Object, res *Resource) runtime.Object {
 type watchEncoder struct {
 	enc *restwatch.Encoder
 	res *Resource
+	as  *asMetadata // each object as PartialObjectMetadata, if asked
 }
 
-func newWatchEncoder(w io.Writer, info runtime.SerializerInfo, res *Resource) *watchEncoder {
+func newWatchEncoder(w io.Writer, info runtime.SerializerInfo, as *asMetadata, res *Resource) *watchEncoder {
 	framed := info.StreamSerializer.Framer.NewFrameWriter(w)
 	return &watchEncoder{
 		enc: restwatch.NewEncoder(streaming.NewEncoder(framed, info.StreamSerializer.Serializer), info.Serializer),
 		res: res,
+		as:  as,
 	}
 }
 
 func (e *watchEncoder) encode(typ watch.EventType, obj runtime.Object) error {
-	return e.enc.Encode(&watch.Event{Type: typ, Object: typed(obj, e.res)})
+	obj = typed(obj, e.res)
+	if e.as != nil {
+		var err error
+		if obj, err = e.as.transform(obj); err != nil {
+			return err
+		}
+	}
+	return e.enc.Encode(&watch.Event{Type: typ, Object: obj})
 }
 
 // watchContentType is the Content-Type of a watch response.

@@ -17,6 +17,9 @@ type Request struct {
 	// Query holds the parameters that matter to the lessons (see
 	// loggedParams), not timeoutSeconds, which client-go randomises.
 	Query url.Values
+	// Accept is the Accept header: which encoding, and which shape (a
+	// metadata-only client asks "as=PartialObjectMetadata").
+	Accept string
 }
 
 // loggedParams are the query parameters the request log keeps.
@@ -67,7 +70,7 @@ func NewRequest(r *http.Request) Request {
 			q[k] = v
 		}
 	}
-	out := Request{Method: r.Method, Path: r.URL.Path, Query: q}
+	out := Request{Method: r.Method, Path: r.URL.Path, Query: q, Accept: r.Header.Get("Accept")}
 	if req, err := parsePath(r); err == nil {
 		out.Verb, out.Resource = req.verb, req.res.String()
 	}

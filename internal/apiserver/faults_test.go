@@ -107,16 +107,17 @@ func TestRequestLog(t *testing.T) {
 	c.do(http.MethodDelete, "/apis/apps/v1/namespaces/capture/deployments/web", nil)
 	c.do(http.MethodGet, "/api/v1/foos", nil)
 
+	const js, typed = "application/json", "application/vnd.kubernetes.protobuf,application/json"
 	want := []Request{
-		{Verb: "create", Resource: "namespaces", Method: "POST", Path: "/api/v1/namespaces", Query: url.Values{}},
-		{Verb: "create", Resource: "pods", Method: "POST", Path: "/api/v1/namespaces/capture/pods", Query: url.Values{}},
+		{Verb: "create", Resource: "namespaces", Method: "POST", Path: "/api/v1/namespaces", Query: url.Values{}, Accept: js},
+		{Verb: "create", Resource: "pods", Method: "POST", Path: "/api/v1/namespaces/capture/pods", Query: url.Values{}, Accept: typed},
 		{Verb: "list", Resource: "pods", Method: "GET", Path: "/api/v1/namespaces/capture/pods",
-			Query: url.Values{"labelSelector": {"app=web"}, "limit": {"10"}}},
+			Query: url.Values{"labelSelector": {"app=web"}, "limit": {"10"}}, Accept: js},
 		{Verb: "watch", Resource: "pods", Method: "GET", Path: "/api/v1/pods",
-			Query: url.Values{"watch": {"true"}, "resourceVersion": {"2"}, "allowWatchBookmarks": {"true"}, "fieldSelector": {"spec.nodeName="}}},
-		{Verb: "patch", Resource: "pods", Method: "PATCH", Path: "/api/v1/namespaces/capture/pods/web-1/status", Query: url.Values{}},
-		{Verb: "delete", Resource: "deployments.apps", Method: "DELETE", Path: "/apis/apps/v1/namespaces/capture/deployments/web", Query: url.Values{}},
-		{Verb: "", Resource: "", Method: "GET", Path: "/api/v1/foos", Query: url.Values{}},
+			Query: url.Values{"watch": {"true"}, "resourceVersion": {"2"}, "allowWatchBookmarks": {"true"}, "fieldSelector": {"spec.nodeName="}}, Accept: js},
+		{Verb: "patch", Resource: "pods", Method: "PATCH", Path: "/api/v1/namespaces/capture/pods/web-1/status", Query: url.Values{}, Accept: js},
+		{Verb: "delete", Resource: "deployments.apps", Method: "DELETE", Path: "/apis/apps/v1/namespaces/capture/deployments/web", Query: url.Values{}, Accept: js},
+		{Verb: "", Resource: "", Method: "GET", Path: "/api/v1/foos", Query: url.Values{}, Accept: js},
 	}
 	if diff := cmp.Diff(want, s.Requests()); diff != "" {
 		t.Errorf("request log (-want +got):\n%s", diff)

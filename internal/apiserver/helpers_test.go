@@ -30,6 +30,7 @@ import (
 // exchange is one request and its answer in a transcript.
 type exchange struct {
 	Method, Path string
+	Accept       string // the Accept header sent, where the transcript records it
 	Request      []byte // the body sent, if any
 	Code         int
 	Header       http.Header
@@ -66,6 +67,12 @@ func transcript(t *testing.T, name string) []exchange {
 			ex.Request = []byte(body)
 		}
 		i++
+		if i < len(lines) {
+			if accept, ok := strings.CutPrefix(lines[i], "### Accept: "); ok {
+				ex.Accept = accept
+				i++
+			}
+		}
 		if i < len(lines) && strings.HasPrefix(lines[i], "{") && json.Valid([]byte(lines[i])) {
 			ex.Request = []byte(lines[i])
 			i++
@@ -76,6 +83,24 @@ func transcript(t *testing.T, name string) []exchange {
 				k, v, _ := strings.Cut(lines[i], ":")
 				ex.Header.Add(k, strings.TrimSpace(v))
 			}
+		}
+		j := i
+		for j < len(lines) && lines[j] == "" {
+			j++
+		}
+		if j < len(lines) && strings.HasPrefix(lines[j], "### body, base64") {
+			i = j
+			var b64 strings.Builder
+			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "### "); i++ {
+				b64.WriteString(strings.TrimSpace(lines[i]))
+			}
+			raw, err := base64.StdEncoding.DecodeString(b64.String())
+			if err != nil {
+				t.Fatalf("%s: base64 body: %v", name, err)
+			}
+			ex.Body = raw
+			out = append(out, ex)
+			continue
 		}
 		var body []string
 		for ; i < len(lines) && !strings.HasPrefix(lines[i], "### "); i++ {

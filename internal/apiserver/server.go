@@ -146,13 +146,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	info, ok := negotiate(r)
+	info, as, ok := negotiate(r)
 	if !ok {
-		writeError(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, r.Method,
-			req.res.GroupResource(), req.name, "only the following media types are accepted: "+strings.Join(supportedMediaTypes(), ", "), 0, false))
+		// As kube-apiserver words it (transcript 48): no details.
+		writeError(w, notAcceptable("only the following media types are accepted: "+strings.Join(supportedMediaTypes(), ", ")))
 		return
 	}
-	rw := responder{w: w, info: info, res: req.res}
+	rw := responder{w: w, info: info, as: as, res: req.res}
 	// An injected fault is answered like a real error, in the media type
 	// the client asked for.
 	if err := s.faults.check(req); err != nil {
@@ -303,7 +303,14 @@ func (s *Server) serveList(rw responder, r *http.Request, req request) {
 	}
 	gvk := req.res.GroupVersionKind()
 	list.GetObjectKind().SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	rw.write(http.StatusOK, func(w io.Writer) error { return rw.info.Serializer.Encode(list, w) })
+	var answer runtime.Object = list
+	if rw.as != nil {
+		if answer, err = rw.as.transform(list); err != nil {
+			rw.error(err)
+			return
+		}
+	}
+	rw.write(http.StatusOK, func(w io.Writer) error { return rw.info.Serializer.Encode(answer, w) })
 }
 
 // serveWatch streams a watch: HTTP 200 at once, then one JSON frame
@@ -324,6 +331,10 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		SendInitialEvents: opts.SendInitialEvents,
 		AllowBookmarks:    opts.AllowWatchBookmarks,
 	}
+	if rw.as != nil && rw.as.list {
+		rw.error(notAcceptable("you requested PartialObjectMetadataList, but the requested object is not a list (a watch event)"))
+		return
+	}
 	if !s.faults.waitWhileHeld(r.Context().Done(), s.closing) {
 		return
 	}
@@ -340,7 +351,7 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 	if flusher != nil {
 		flusher.Flush()
 	}
-	enc := newWatchEncoder(w, rw.info, req.res)
+	enc := newWatchEncoder(w, rw.info, rw.as, req.res)
 	frame := func(typ watch.EventType, obj runtime.Object) error {
 		if err := enc.encode(typ, obj); err != nil {
 			return err
@@ -431,8 +442,13 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 			patched, err = p.Apply(curJSON)
 		}
 	default:
-		return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "PATCH",
-			req.res.GroupResource(), req.name, "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json", 0, false)
+		// kube-apiserver's router refuses it before any handler runs,
+		// with its own terse Status (transcript 45b).
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+			Reason: metav1.StatusReasonUnsupportedMediaType, Message: "415: Unsupported Media Type",
+			Details: &metav1.StatusDetails{},
+		}}
 	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -459,6 +475,7 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 type responder struct {
 	w    http.ResponseWriter
 	info runtime.SerializerInfo
+	as   *asMetadata // the answer as PartialObjectMetadata[List], if asked
 	res  *Resource
 }
 
@@ -468,7 +485,7 @@ func (rw responder) respond(code int, obj runtime.Object, err error) {
 		rw.error(err)
 		return
 	}
-	rw.write(code, func(w io.Writer) error { return encodeObject(w, rw.info, obj, rw.res) })
+	rw.write(code, func(w io.Writer) error { return encodeObject(w, rw.info, rw.as, obj, rw.res) })
 }
 
 // error answers with a metav1.Status: the error's own when it is an API

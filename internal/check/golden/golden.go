@@ -103,7 +103,8 @@ func AssertQuoted(t testing.TB, name string) {
 // marked in a .go file of the chapter's folder by a line `// !+name`
 // before it and `// !-name` after it; its text is the lines between,
 // without the marker lines of regions nested in it, and without the
-// indentation (tabs) that all its lines share.
+// indentation (tabs) that all its lines share; trailing blank lines
+// are not compared.
 func AssertCodeQuoted(t testing.TB) {
 	t.Helper()
 	readme, err := os.ReadFile("README.md")
@@ -126,7 +127,9 @@ func AssertCodeQuoted(t testing.TB) {
 			t.Fatal("README.md: unterminated ```go block")
 		}
 		rest = tail
-		if !slices.Contains(slices.Collect(maps.Values(regions)), block) {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(regions)), func(r string) bool {
+			return trimBlank(r) == trimBlank(block)
+		}) {
 			t.Errorf("README.md's go block %d is not a marked region of the chapter's code "+
 				"(mark it with // !+name … // !-name and quote it byte for byte):\n%s", n, block)
 		}
@@ -178,6 +181,10 @@ func Regions(dir string) (map[string]string, error) {
 	}
 	return regions, nil
 }
+
+// trimBlank drops trailing blank lines: a region that ends with a whole
+// func often has one before its end marker, which a README need not show.
+func trimBlank(s string) string { return strings.TrimRight(s, "\n") + "\n" }
 
 // dedent removes the leading tabs that all non-empty lines share.
 func dedent(lines []string) string {

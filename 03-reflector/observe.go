@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// What the chapter prints: the lines the tap and the Pop loop report,
+// awaited in the order the lesson expects them, and one line for each
+// event, delta, pod and store.
+
+// printNext prints the next n watch events and m deltas, in arrival
+// order, except where client-go does not define one: the initial events
+// of a watch-list, which the reflector gathers in a map (the tap sorts
+// them), and the Replaced or Sync deltas that one Replace or Resync
+// queues in map order (sortRuns).
+func (p *pipeline) printNext(ctx context.Context, out io.Writer, n, m int) error {
+	watched, err := p.watched.Await(ctx, n)
+	if err != nil {
+		return err
+	}
+	popped, err := p.popped.Await(ctx, m)
+	if err != nil {
+		return err
+	}
+	show.Print(out, "  watch  ", watched)
+	show.Print(out, "  pop    ", sortRuns(popped, "Replaced", "Sync"))
+	return nil
+}
+
+// printRequestsAndNext is printNext, after the requests made since the
+// last ResetRequests (read once the events have arrived).
+func (p *pipeline) printRequestsAndNext(ctx context.Context, out io.Writer,
+	c *cluster.Cluster, n, m int) error {
+	watched, err := p.watched.Await(ctx, n)
+	if err != nil {
+		return err
+	}
+	popped, err := p.popped.Await(ctx, m)
+	if err != nil {
+		return err
+	}
+	printRequests(out, c.Requests())
+	show.Print(out, "  watch  ", watched)
+	show.Print(out, "  pop    ", sortRuns(popped, "Replaced", "Sync"))
+	return nil
+}
+
+// sortRuns sorts each run of consecutive lines that begin with one of
+// the given delta types, and leaves every other line where it is.
+func sortRuns(lines []string, types ...string) []string {
+	of := func(l string) string { t, _, _ := strings.Cut(l, " "); return t }
+	for i := 0; i < len(lines); {
+		j := i + 1
+		if slices.Contains(types, of(lines[i])) {
+			for j < len(lines) && of(lines[j]) == of(lines[i]) {
+				j++
+			}
+			slices.Sort(lines[i:j])
+		}
+		i = j
+	}
+	return lines
+}
+
+// discard awaits n watch events and m deltas without printing them.
+func (p *pipeline) discard(ctx context.Context, n, m int) error {
+	if _, err := p.watched.Await(ctx, n); err != nil {
+		return err
+	}
+	_, err := p.popped.Await(ctx, m)
+	return err
+}
+
+// leftovers fails if anything arrived that the chapter did not expect:
+// a replayed event or a duplicate delta would show up here.
+func (p *pipeline) leftovers() error {
+	var extra []string
+	for _, l := range p.watched.Drain() {
+		extra = append(extra, "watch "+l)
+	}
+	for _, l := range p.popped.Drain() {
+		extra = append(extra, "pop "+l)
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("unexpected: %s", strings.Join(extra, "; "))
+	}
+	return nil
+}
+
+// printRequests prints the request log, or "(none)".
+func printRequests(out io.Writer, reqs []apiserver.Request) {
+	if len(reqs) == 0 {
+		fmt.Fprintln(out, "  req    (none)")
+	}
+	show.Print(out, "  req    ", show.Requests(reqs, nil))
+}
+
+func printStore(out io.Writer, store cache.Store) {
+	fmt.Fprintf(out, "  store  %s\n", describeStore(store))
+}
+
+// relists returns the requests that start a relist: a LIST, or a
+// watch-list (a watch that asks for the initial events).
+func relists(reqs []apiserver.Request) []apiserver.Request {
+	var out []apiserver.Request
+	for _, r := range reqs {
+		if r.Verb == "list" || r.Query.Get("sendInitialEvents") == "true" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// describeEvent prints one watch event: its type, then what it carries.
+func describeEvent(ev watch.Event) string {
+	switch obj := ev.Object.(type) {
+	case *corev1.Pod:
+		if ev.Type == watch.Bookmark {
+			s := fmt.Sprintf("%-9s rv=%s", ev.Type, obj.ResourceVersion)
+			if obj.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+				s += "  " + metav1.InitialEventsAnnotationKey + "=true"
+			}
+			return s
+		}
+		return fmt.Sprintf("%-9s %s", ev.Type, describePod("pod/"+obj.Name, obj))
+	case *metav1.Status:
+		err := apierrors.FromObject(obj)
+		return fmt.Sprintf("%-9s %d %s: %s (IsResourceExpired=%t)", ev.Type,
+			obj.Code, obj.Reason, obj.Message, apierrors.IsResourceExpired(err))
+	default:
+		return fmt.Sprintf("%-9s %T", ev.Type, obj)
+	}
+}
+
+// describeWatchError prints a watch request the server refused: no
+// stream was opened, and the reflector got err instead.
+func describeWatchError(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return fmt.Sprintf("(no stream) %d %s: %s (IsTooManyRequests=%t)",
+			s.Code, s.Reason, s.Message, apierrors.IsTooManyRequests(err))
+	}
+	return "(no stream) " + err.Error()
+}
+
+// describeDelta prints one delta: its type, the FIFO key, the pod, and
+// the isInInitialList flag Pop passed with it.
+func describeDelta(d cache.Delta, initial bool) string {
+	switch obj := d.Object.(type) {
+	case *corev1.Pod:
+		return fmt.Sprintf("%-9s %s  initial=%t", d.Type,
+			describePod(obj.Namespace+"/"+obj.Name, obj), initial)
+	case cache.DeletedFinalStateUnknown:
+		last := "unknown"
+		if pod, ok := obj.Obj.(*corev1.Pod); ok {
+			last = fmt.Sprintf("%s rv=%s", pod.Status.Phase, pod.ResourceVersion)
+		}
+		return fmt.Sprintf("%-9s %s  DeletedFinalStateUnknown (last known: %s)  initial=%t",
+			d.Type, obj.Key, last, initial)
+	default:
+		return fmt.Sprintf("%-9s %T  initial=%t", d.Type, obj, initial)
+	}
+}
+
+// describePod prints a pod as a name, its phase and resourceVersion,
+// and whether its deletion has begun.
+func describePod(name string, pod *corev1.Pod) string {
+	s := fmt.Sprintf("%s  %-7s  rv=%s", name, pod.Status.Phase, pod.ResourceVersion)
+	if pod.DeletionTimestamp != nil {
+		s += "  (deletionTimestamp set)"
+	}
+	return s
+}
+
+// describeStore lists the store's pods sorted by key.
+func describeStore(store cache.Store) string {
+	keys := store.ListKeys()
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		obj, ok, err := store.GetByKey(k)
+		if pod, isPod := obj.(*corev1.Pod); err == nil && ok && isPod {
+			parts = append(parts, fmt.Sprintf("%s (%s, rv=%s)",
+				pod.Name, pod.Status.Phase, pod.ResourceVersion))
+		}
+	}
+	if len(parts) == 0 {
+		return "(empty)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// matchesServer compares the store with a fresh LIST: same pods, same
+// resourceVersions.
+func matchesServer(ctx context.Context, c *cluster.Cluster, store cache.Store) (bool, error) {
+	list, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	var server []string
+	for _, pod := range list.Items {
+		server = append(server, pod.Name+"@"+pod.ResourceVersion)
+	}
+	var cached []string
+	for _, obj := range store.List() {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			cached = append(cached, pod.Name+"@"+pod.ResourceVersion)
+		}
+	}
+	slices.Sort(server)
+	slices.Sort(cached)
+	return slices.Equal(server, cached), nil
+}

@@ -1,0 +1,250 @@
+package main
+
+// What the chapter needs to *show* its informers at work, and nothing of
+// what it teaches: a handler that reports each call as a line, a handler
+// held at a gate, a goroutine to run an informer on, and the formatting
+// of objects, stores and requests. The informers themselves, and every
+// client-go call they are built from, are in main.go.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// handler is the chapter's ResourceEventHandler. Informers call it on
+// their own goroutines, so it does not print: it reports each call as a
+// line, and the step that made the change awaits the lines and prints
+// them in order.
+type handler struct {
+	lines *show.Lines
+	name  string      // step 7 names its handlers
+	store cache.Store // step 8: report what the store holds at each call
+}
+
+func (h handler) OnAdd(obj any, isInInitialList bool) {
+	h.send("OnAdd     %s  isInInitialList=%t", describe(obj), isInInitialList)
+}
+
+func (h handler) OnUpdate(oldObj, newObj any) {
+	line := fmt.Sprintf("OnUpdate  %s -> rv=%s", describe(oldObj), rvOf(newObj))
+	if oldObj == newObj {
+		line += "  (old == new)"
+	}
+	h.send("%s", line)
+}
+
+// !+ondelete
+// OnDelete handles the tombstone a relist leaves (step 6) instead of
+// asserting obj.(*corev1.ConfigMap), which would panic on it.
+func (h handler) OnDelete(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		// tomb.Key is certain; tomb.Obj is the last state cached, or nil.
+		h.send("OnDelete  DeletedFinalStateUnknown key=%s, last known %s",
+			tomb.Key, describe(tomb.Obj))
+		return
+	}
+	h.send("OnDelete  %s", describe(obj))
+}
+
+// !-ondelete
+
+func (h handler) send(format string, a ...any) {
+	line := fmt.Sprintf(format, a...)
+	if h.name != "" {
+		line = fmt.Sprintf("%-4s  %s", h.name, line)
+	}
+	if h.store != nil {
+		var held []string
+		for _, obj := range h.store.List() {
+			m, _ := meta.Accessor(obj)
+			held = append(held, m.GetName()+"="+m.GetResourceVersion())
+		}
+		slices.Sort(held)
+		line += "  store: " + strings.Join(held, " ")
+	}
+	h.lines.Send(line)
+}
+
+// gated is a handler whose first OnAdd waits for its gate to open: a
+// stand-in for a handler that is slow to catch up.
+type gated struct {
+	handler
+	gate *gate
+	once sync.Once
+}
+
+func (g *gated) OnAdd(obj any, isInInitialList bool) {
+	g.once.Do(func() { <-g.gate.opened })
+	g.handler.OnAdd(obj, isInInitialList)
+}
+
+// held is a handler whose first OnUpdate, once reported, waits for its
+// gate to open. A plain informer calls its handler on the loop that pops
+// its queue, so meanwhile nothing is popped: what the reflector receives
+// queues up behind it (step 8).
+type held struct {
+	handler
+	gate *gate
+	once sync.Once
+}
+
+func (h *held) OnUpdate(oldObj, newObj any) {
+	h.handler.OnUpdate(oldObj, newObj)
+	h.once.Do(func() { <-h.gate.opened })
+}
+
+// queuedTap is a Transform that changes nothing: it reports each object
+// as the reflector queues it, from inside the RealFIFO's Add, Update and
+// Replace (and, for a watch-list, its temporary store).
+func queuedTap(lines *show.Lines) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		lines.Sendf("queued    %s", describe(obj))
+		return obj, nil
+	}
+}
+
+// A gate holds back a gated handler until it is opened, once.
+type gate struct {
+	opened chan struct{}
+	once   sync.Once
+}
+
+func newGate() *gate { return &gate{opened: make(chan struct{})} }
+
+func (g *gate) open() { g.once.Do(func() { close(g.opened) }) }
+
+// start runs an informer (its RunWithContext) on a goroutine of its own,
+// as `go informer.RunWithContext(ctx)` would. The stop it returns cancels
+// the informer and waits until Run has returned, so that no handler call
+// outlives the step: `defer start(ctx, informer.RunWithContext)()`.
+func start(ctx context.Context, run func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { run(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// printSynced waits until synced is done, then awaits the n handler
+// calls of the initial list and says so in one line, if they are all
+// OnAdd with isInInitialList=true; if not, it prints them.
+func printSynced(ctx context.Context, out io.Writer, lines *show.Lines, synced cache.DoneChecker, n int) {
+	if !cache.WaitFor(ctx, "", synced) {
+		return
+	}
+	got, _ := lines.Await(ctx, n)
+	for _, line := range got {
+		if !strings.HasPrefix(line, "OnAdd ") || !strings.HasSuffix(line, "isInInitialList=true") {
+			show.Print(out, "  not an initial add: ", got)
+			return
+		}
+	}
+	fmt.Fprintf(out, "  synced: %d OnAdd calls with isInInitialList=true\n", len(got))
+}
+
+// The print functions await lines, then print them. Once ctx has ended
+// they print what came and return at once; run then reports why ctx
+// ended. (Await fails only then.)
+
+// printCalls awaits the handler call a change caused and prints it after
+// what, the change.
+func printCalls(ctx context.Context, out io.Writer, lines *show.Lines, what string) {
+	got, _ := lines.Await(ctx, 1)
+	for _, line := range got {
+		fmt.Fprintf(out, "  %-22s -> %s\n", what, line)
+	}
+}
+
+// printNext awaits the next n lines and prints them in order.
+func printNext(ctx context.Context, out io.Writer, lines *show.Lines, n int) {
+	got, _ := lines.Await(ctx, n)
+	show.Print(out, "  ", got)
+}
+
+// printSorted awaits the next n lines and prints them sorted: for calls
+// whose order client-go does not define.
+func printSorted(ctx context.Context, out io.Writer, lines *show.Lines, n int) {
+	got, _ := lines.AwaitSorted(ctx, n)
+	show.Print(out, "  ", got)
+}
+
+// printRow prints one row of step 4's table: a reflector call, the
+// delta it queued, and the handler calls that processDeltas made of it.
+func printRow(out io.Writer, call string, popped cache.DeltaType, calls []string) {
+	for i, line := range calls {
+		left := fmt.Sprintf("%-20s %-12s", call, popped)
+		if i > 0 {
+			left = fmt.Sprintf("%-33s", "")
+		}
+		fmt.Fprintf(out, "  %s  %s\n", left, line)
+	}
+}
+
+// printRequests prints the list and watch requests short: the resource
+// for the path, and without the label selector every one of them carries.
+func printRequests(out io.Writer, reqs []apiserver.Request) {
+	for _, r := range listsAndWatches(reqs) {
+		r.Path = path.Base(r.Path)
+		r.Query = maps.Clone(r.Query)
+		delete(r.Query, "labelSelector")
+		fmt.Fprintf(out, "    %s\n", r)
+	}
+}
+
+// listsAndWatches keeps the requests an informer makes.
+func listsAndWatches(reqs []apiserver.Request) []apiserver.Request {
+	return slices.DeleteFunc(slices.Clone(reqs), func(r apiserver.Request) bool {
+		return !show.ListsAndWatches(r)
+	})
+}
+
+// describe names an object and its resourceVersion.
+func describe(obj any) string {
+	if obj == nil {
+		return "nothing"
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("a %T", obj)
+	}
+	return fmt.Sprintf("configmap/%s rv=%s", m.GetName(), m.GetResourceVersion())
+}
+
+func rvOf(obj any) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetResourceVersion()
+	}
+	return "?"
+}
+
+// names returns the objects' names, sorted: ByIndex returns them in map
+// order.
+func names(objs []any) []string {
+	out := []string{}
+	for _, obj := range objs {
+		if m, err := meta.Accessor(obj); err == nil {
+			out = append(out, m.GetName())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sortedKeys returns the store's keys, sorted: ListKeys walks a map.
+func sortedKeys(store cache.Store) []string {
+	return slices.Sorted(slices.Values(store.ListKeys()))
+}
