@@ -1,7 +1,7 @@
 // Package workshop starts the course's workshop cluster in your own
 // tests: a Kubernetes API server that runs inside the test process, on a
 // loopback port, and that unmodified client-go talks to over real HTTP.
-// It starts in about a millisecond and needs nothing installed.
+// It starts in a millisecond or two and needs nothing installed.
 //
 //	func TestMyController(t *testing.T) {
 //		c := workshop.Start(t) // stopped when the test ends
