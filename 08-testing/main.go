@@ -69,8 +69,9 @@ func canonicalTest(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 	if err := testCounter(ctx, out, client, c.Namespace); err != nil {
 		return err
 	}
-	// The fake records every call: tests check them, as
-	// sample-controller's do. The informer's come first, in order.
+	// The fake records every call. Tests check the calls they made, as
+	// sample-controller's do, apart from the informer's list and watch:
+	// how the two interleave depends on timing.
 	informer, test := splitActions(client.Actions())
 	fmt.Fprintf(out, "  client.Actions(): the informer's %s; the test's %s\n", informer, test)
 	return nil
@@ -124,7 +125,7 @@ func testCounter(ctx context.Context, out io.Writer, client kubernetes.Interface
 func writeBetweenListAndWatch(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 2. A write between the informer's LIST and its WATCH: seen or lost?")
 	client := fake.NewClientset(seedPods(c.Namespace)...)
-	var werr error // the reactor's; the informer's first event comes after it
+	var werr error // set by the reactor, read after the events it causes
 	// !+window
 	// A watch reactor runs as the informer, having listed, opens its
 	// watch: the moment to write in. Reactors run under the fake's lock,
