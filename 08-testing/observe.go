@@ -1,0 +1,241 @@
+package main
+
+// What the chapter needs only to show what happens: a tapped
+// ListWatch, the fake's recorded actions as requests, watch events
+// read and named, and the formatting of the steps' lines.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// tappedListWatch is a ListWatch whose watches report each event to
+// lines once the reflector has taken it. It adds no method: the
+// reflector sees what it would see of the ListWatch itself.
+type tappedListWatch struct {
+	*cache.ListWatch
+	lines *show.Lines
+}
+
+func tapped(lw *cache.ListWatch, lines *show.Lines) *tappedListWatch {
+	return &tappedListWatch{ListWatch: lw, lines: lines}
+}
+
+func (t *tappedListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	w, err := t.ListWatch.WatchWithContext(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	tw := &tappedWatch{Interface: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(tw.out)
+		for ev := range w.ResultChan() {
+			select {
+			case tw.out <- ev: // the reflector has it
+				t.lines.Send(describeEvent(ev))
+			case <-tw.stop:
+				return
+			}
+		}
+	}()
+	return tw, nil
+}
+
+// tappedWatch hands on the events of the watch it wraps.
+type tappedWatch struct {
+	watch.Interface
+	out  chan watch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func (w *tappedWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *tappedWatch) Stop() {
+	w.once.Do(func() { close(w.stop) })
+	w.Interface.Stop()
+}
+
+// receive waits for the next line on ch.
+func receive(ctx context.Context, ch <-chan string) (string, error) {
+	select {
+	case s := <-ch:
+		return s, nil
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+}
+
+// report prints a heading, then lines under it.
+func report(out io.Writer, heading string, lines []string) {
+	fmt.Fprintf(out, "  %s\n", heading)
+	show.Print(out, "    ", lines)
+}
+
+// fakeRequests renders the list and watch calls a fake recorded as the
+// requests a clientset would send for them, in the form of the course's
+// request log (show.Requests), so that the two read alike.
+func fakeRequests(actions []clienttesting.Action) []string {
+	var lines []string
+	for _, a := range actions {
+		var o metav1.ListOptions
+		switch a := a.(type) {
+		case clienttesting.ListActionImpl:
+			o = a.ListOptions
+		case clienttesting.WatchActionImpl:
+			o = a.ListOptions
+		default:
+			continue
+		}
+		q := url.Values{}
+		set := func(k, v string) {
+			if v != "" && v != "0" && v != "false" {
+				q.Set(k, v)
+			}
+		}
+		set("watch", strconv.FormatBool(o.Watch))
+		q.Set("resourceVersion", o.ResourceVersion) // "0" and "" matter here
+		if o.ResourceVersion == "" {
+			q.Del("resourceVersion")
+		}
+		set("resourceVersionMatch", string(o.ResourceVersionMatch))
+		if o.SendInitialEvents != nil {
+			q.Set("sendInitialEvents", strconv.FormatBool(*o.SendInitialEvents))
+		}
+		set("allowWatchBookmarks", strconv.FormatBool(o.AllowWatchBookmarks))
+		set("limit", strconv.FormatInt(o.Limit, 10))
+		path := "/api/v1/namespaces/" + a.GetNamespace() + "/" + a.GetResource().Resource
+		lines = append(lines, apiserver.Request{Method: "GET", Path: path, Query: q}.String())
+	}
+	return lines
+}
+
+// splitActions sorts a fake's recorded calls into the informer's (list
+// and watch) and the test's, as "verb resource" lists. Each list is in
+// call order; how the two interleave depends on timing.
+func splitActions(actions []clienttesting.Action) (informer, test string) {
+	var inf, other []string
+	for _, a := range actions {
+		call := a.GetVerb() + " " + a.GetResource().Resource
+		if a.GetVerb() == "list" || a.GetVerb() == "watch" {
+			inf = append(inf, call)
+		} else {
+			other = append(other, call)
+		}
+	}
+	return strings.Join(inf, ", "), strings.Join(other, ", ")
+}
+
+// nextEvents reads events from w up to and including the one that
+// describes as last ("DELETED pod/x"; "" for the first event), and
+// returns them described.
+func eventsUntil(ctx context.Context, w watch.Interface, last string) ([]string, error) {
+	var got []string
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return got, fmt.Errorf("the watch ended after %q", got)
+			}
+			got = append(got, describeEvent(ev))
+			if last == "" || got[len(got)-1] == last {
+				return got, nil
+			}
+		case <-ctx.Done():
+			return got, fmt.Errorf("waiting for %q after %q: %w", last, got, context.Cause(ctx))
+		}
+	}
+}
+
+// describeEvent is "ADDED pod/web-1".
+func describeEvent(ev watch.Event) string {
+	return fmt.Sprintf("%s pod/%s", ev.Type, nameOf(ev.Object))
+}
+
+func nameOf(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetName()
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+// masked is a generated name with its random suffix as "?": the same on
+// every cluster.
+func masked(name, prefix string) string {
+	if name == "" {
+		return ""
+	}
+	return prefix + strings.Repeat("?", len(name)-len(prefix))
+}
+
+// errOrOK is an error's message, or "ok".
+func errOrOK(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
+}
+
+// underASecond says how a run time compares with a second, in words
+// that are the same on every run. The exact times are in the test log
+// (go test -run RunTimes -v ./08-testing).
+func underASecond(d time.Duration) string {
+	if d < time.Second {
+		return "in under 1 s"
+	}
+	return "in over 1 s"
+}
+
+// watchedFrom is the resourceVersion of the first watch in actions.
+func watchedFrom(actions []clienttesting.Action) string {
+	for _, a := range actions {
+		if w, ok := a.(clienttesting.WatchActionImpl); ok {
+			return w.ListOptions.ResourceVersion
+		}
+	}
+	return "(no watch)"
+}
+
+// testedOn names where step 6 ran the test the second time.
+func testedOn(c *cluster.Cluster) string {
+	if c.Embedded() {
+		return "a workshop cluster it starts"
+	}
+	return "the real cluster"
+}
+
+// clusterName names the cluster the chapter runs on.
+func clusterName(c *cluster.Cluster) string {
+	if c.Embedded() {
+		return "workshop cluster"
+	}
+	return "real cluster"
+}
+
+// choices is step 7's table. The README's is the long form.
+var choices = []string{
+	"                  catches                                   starts in      needs installed",
+	"fake clientset    your logic, on objects as you wrote them  microseconds   nothing",
+	"workshop cluster  + the API's protocol: resourceVersions,   milliseconds   nothing (a Go package)",
+	"                    selectors, watch-list, 409, defaults",
+	"envtest           + a real kube-apiserver: validation,      seconds        kube-apiserver and etcd",
+	"                    admission, CRDs, server-side apply",
+	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
+}

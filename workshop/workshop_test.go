@@ -1,0 +1,77 @@
+package workshop_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/workshop"
+)
+
+// TestStart: a cluster per test, with the namespace "default", real
+// resourceVersions and optimistic concurrency, and nothing left running
+// once the test has ended.
+func TestStart(t *testing.T) {
+	leakcheck.Verify(t) // first: its check runs after the cluster is closed
+	c := workshop.Start(t)
+	if c.URL() == "" {
+		t.Fatal("no URL")
+	}
+	pods := c.Client().CoreV1().Pods(metav1.NamespaceDefault)
+	p, err := pods.Create(t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ResourceVersion == "" || p.UID == "" {
+		t.Errorf("created pod has rv=%q uid=%q", p.ResourceVersion, p.UID)
+	}
+	stale := p.DeepCopy()
+	p.Labels = map[string]string{"a": "b"}
+	if _, err := pods.Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stale.Labels = map[string]string{"a": "c"}
+	if _, err := pods.Update(t.Context(), stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		t.Errorf("update from a stale copy: %v, want a 409 Conflict", err)
+	}
+	// Config gives clients of one's own; each call a new Config.
+	if c.Config() == c.Config() {
+		t.Error("Config returned the same *rest.Config twice")
+	}
+	if _, err := kubernetes.NewForConfig(c.Config()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwoClusters: clusters share nothing, so tests may run in
+// parallel, each with its own; and Close may be called twice.
+func TestTwoClusters(t *testing.T) {
+	a := workshop.Start(t)
+	b, err := workshop.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if a.URL() == b.URL() {
+		t.Fatal("two clusters on one URL")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "only-in-a"}}
+	if _, err := a.Client().CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Client().CoreV1().Namespaces().Get(t.Context(), "only-in-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the second cluster sees the first one's namespace: %v", err)
+	}
+	for range 2 {
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
