@@ -161,21 +161,30 @@ func tail(err error, marker string) string {
 	return err.Error()
 }
 
-// traces are the trace lines klog printed, masked, with the number of
-// processorListener traces and the pending count the last one gave.
-type traces struct {
-	lines          []string
-	count, pending int
+// firstTrace is the first processorListener trace klog printed: its
+// lines, masked, and its pending count. untraced says whether no trace
+// at all reported 1024 or fewer pending (client-go traces none such).
+type firstTrace struct {
+	lines    []string
+	pending  int
+	untraced bool
 }
 
-func tracesIn(logged *logLines) traces {
-	var t traces
+// traceNumberOf is the "Trace[123]" a trace's lines all begin with.
+var traceNumberOf = regexp.MustCompile(`Trace\[\d+\]`)
+
+func firstTraceIn(logged *logLines) firstTrace {
+	t := firstTrace{untraced: true}
+	var number string
 	for _, line := range logged.all() {
-		if strings.Contains(line, "Trace[") {
-			t.lines = append(t.lines, masked(line))
-		}
 		if strings.Contains(line, "processorListener handler") {
-			t.count, t.pending = t.count+1, pendingIn(line)
+			if number == "" {
+				number, t.pending = traceNumberOf.FindString(line), pendingIn(line)
+			}
+			t.untraced = t.untraced && pendingIn(line) > 1024
+		}
+		if number != "" && strings.Contains(line, number) {
+			t.lines = append(t.lines, masked(line))
 		}
 	}
 	return t

@@ -203,7 +203,7 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		await.next(m.queued, 1), await.next(m.storeRV, 2), serverRV(ctx, c))
 	fmt.Fprintf(out, "  workqueue depth %s as the handler adds keys\n", await.next(qm.depth, 4))
 	fmt.Fprintf(out, "  processing latency: %d observations, one per pop (a batch is one pop)\n",
-		m.latency.count())
+		await.count(m.latency, 3))
 
 	// !+worker
 	for queue.Len() > 0 {
@@ -254,10 +254,10 @@ func slowHandlerTrace(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "  %d pods in a fake clientset; the handler holds call 1 until the informer has synced\n", n)
 	fmt.Fprintf(out, "  calls 2 and %d take 100 ms; klog -vmodule=trace=2 (the trace logs at V(2)), captured:\n", n)
-	traced := tracesIn(logged)
-	show.Print(out, "    ", traced.lines)
-	fmt.Fprintf(out, "  %d trace: call 2, pendingNotifications > 1024: %t; call %d, none pending: not traced\n",
-		traced.count, traced.pending > 1024, n)
+	trace := firstTraceIn(logged)
+	show.Print(out, "    ", trace.lines)
+	fmt.Fprintf(out, "  it is call 2's: pendingNotifications > 1024: %t; call %d, nothing pending, untraced: %t\n",
+		trace.pending > 1024, n, trace.untraced)
 	return nil
 }
 

@@ -225,6 +225,13 @@ func (a *awaiter) next(s *series, n int) string {
 	return got
 }
 
+// count awaits n values of s (histogram observations, whose values are
+// times) and returns how many s has.
+func (a *awaiter) count(s *series, n int) int {
+	a.next(s, n)
+	return s.count()
+}
+
 // serverRV is the resourceVersion of a fresh list of pods: where the
 // server is, for a store's resourceVersion to be compared with.
 func serverRV(ctx context.Context, c *cluster.Cluster) string {
