@@ -84,7 +84,7 @@ func TestExercise2UpdateAndRead(t *testing.T) {
 	c := chaptertest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if err := createPods(ctx, c, "web-1"); err != nil {
+	if _, err := createPods(ctx, c, "web-1"); err != nil {
 		t.Fatal(err)
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,

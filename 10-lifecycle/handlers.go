@@ -22,14 +22,15 @@ func createPod(ctx context.Context, c *cluster.Cluster, name string) (*corev1.Po
 	return c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 }
 
-// createPods creates gated pods, one after the other.
-func createPods(ctx context.Context, c *cluster.Cluster, names ...string) error {
+// createPods creates gated pods, one after the other, and returns the
+// last as the server answered (with its resourceVersion).
+func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last *corev1.Pod, err error) {
 	for _, name := range names {
-		if _, err := createPod(ctx, c, name); err != nil {
-			return err
+		if last, err = createPod(ctx, c, name); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return last, nil
 }
 
 // heldHandler reports each OnUpdate and waits inside it until the step

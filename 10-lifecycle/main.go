@@ -131,7 +131,7 @@ func clientWithoutGrant(c *cluster.Cluster) (kubernetes.Interface, error) {
 // resourceVersion, and a workqueue fed by the informer's handler.
 func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 2. Names and metrics: the informer's queue and store, and a workqueue")
-	if err := createPods(ctx, c, "web-1"); err != nil {
+	if _, err := createPods(ctx, c, "web-1"); err != nil {
 		return err
 	}
 	// !+named
@@ -189,18 +189,19 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	m, await := informerMetrics.get(name.Name(), "pods"), awaiter{ctx: ctx}
 	fmt.Fprintf(out, "  synced: queued items %s; store resourceVersion %s; workqueue depth %s\n",
 		await.next(m.queued, 2), await.next(m.storeRV, 1), await.next(qm.depth, 1))
-	if err := createPods(ctx, c, "slow"); err != nil {
+	if _, err := createPods(ctx, c, "slow"); err != nil {
 		return err
 	}
 	held := await.next(m.queued, 2) // queued, popped, and held in its index
-	if err := createPods(ctx, c, "web-2", "web-3", "web-4"); err != nil {
+	last, err := createPods(ctx, c, "web-2", "web-3", "web-4")
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  create slow (its index function waits), web-2..4: queued items %s %s\n",
 		held, await.next(m.queued, 3))
 	close(release)
-	fmt.Fprintf(out, "  release it: queued items %s; store resourceVersion %s (the server's: %s)\n",
-		await.next(m.queued, 1), await.next(m.storeRV, 2), serverRV(ctx, c))
+	fmt.Fprintf(out, "  release it: queued items %s; store resourceVersion %s (web-4 was written at %s)\n",
+		await.next(m.queued, 1), await.next(m.storeRV, 2), last.ResourceVersion)
 	fmt.Fprintf(out, "  workqueue depth %s as the handler adds keys\n", await.next(qm.depth, 4))
 	fmt.Fprintf(out, "  processing latency: %d observations, one per pop (a batch is one pop)\n",
 		await.count(m.latency, 3))
@@ -243,8 +244,7 @@ func slowHandlerTrace(ctx context.Context, out io.Writer) error {
 	handler := newSlowHandler(ctx, 2, n) // calls 2 and n take 100 ms
 	reg, err := informer.AddEventHandler(handler)
 	go func() { defer close(done); informer.RunWithContext(ctx) }()
-	// Synced: every notification is in the handler's buffer, behind
-	// its first call, which waits for the gate.
+	// Synced: all notifications wait in the handler's buffer, behind call 1.
 	cache.WaitFor(ctx, "", informer.HasSyncedChecker())
 	close(handler.gate)
 	cache.WaitFor(ctx, "", reg.HasSyncedChecker())

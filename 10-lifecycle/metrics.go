@@ -13,11 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
 // series is the history of one metric: every value it was set to, or
@@ -230,14 +227,4 @@ func (a *awaiter) next(s *series, n int) string {
 func (a *awaiter) count(s *series, n int) int {
 	a.next(s, n)
 	return s.count()
-}
-
-// serverRV is the resourceVersion of a fresh list of pods: where the
-// server is, for a store's resourceVersion to be compared with.
-func serverRV(ctx context.Context, c *cluster.Cluster) string {
-	list, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return err.Error()
-	}
-	return list.ResourceVersion
 }
