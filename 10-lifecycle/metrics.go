@@ -24,6 +24,7 @@ type series struct {
 	values  []float64
 	read    int // how many values next has returned
 	changed chan struct{}
+	missing error // why there is no such metric, if there is not
 }
 
 func newSeries() *series { return &series{changed: make(chan struct{})} }
@@ -38,6 +39,9 @@ func (s *series) record(v float64) {
 
 // next waits for the next n values and returns them as "1 0 1 2".
 func (s *series) next(ctx context.Context, n int) (string, error) {
+	if s.missing != nil {
+		return "", s.missing
+	}
 	for {
 		s.mu.Lock()
 		if len(s.values) >= s.read+n {
@@ -92,11 +96,17 @@ type informerSeries struct {
 }
 
 // get returns the metrics of the informer named name that informs on
-// resource.
+// resource. If client-go never asked for them (another provider was set
+// first, or the informer has no name), awaiting them is an error.
 func (p *informerMetricsProvider) get(name, resource string) *informerSeries {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.byInformer[name+"/"+resource]
+	if m, ok := p.byInformer[name+"/"+resource]; ok {
+		return m
+	}
+	none := &series{missing: fmt.Errorf("client-go made no metrics for informer %s/%s here "+
+		"(was another InformerMetricsProvider set first?)", name, resource)}
+	return &informerSeries{none, none, none}
 }
 
 // of returns id's metrics; fresh ones when fresh is set. The store's
