@@ -1,0 +1,450 @@
+// Chapter 10-lifecycle: seeing inside a running informer, and stopping
+// parts of it. Why WaitForCacheSync hangs without a word, what an
+// informer is doing, how to remove a handler or stop one informer, and
+// why the lister did not return what you just wrote: each step answers
+// one, with what client-go v0.37 has for it.
+//
+// Read alongside (client-go v0.37.2): tools/cache/shared_informer.go,
+// identity.go, informer_metrics.go, store.go, the_real_fifo.go,
+// informers/factory.go, util/workqueue/metrics.go. metrics.go holds the
+// chapter's metrics providers, logs.go what captures client-go's log,
+// handlers.go the pods and handlers the steps use.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/client-go/informers"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+func main() { cluster.Main("10-lifecycle", run) }
+
+// run is the chapter: five steps, each printing a heading. Every step
+// stops what it started before it returns.
+func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	if err := refusedList(ctx, out, c); err != nil {
+		return err
+	}
+	if err := namesAndMetrics(ctx, out, c); err != nil {
+		return err
+	}
+	if err := slowHandlerTrace(ctx, out); err != nil {
+		return err
+	}
+	if err := handlerLifecycle(ctx, out, c); err != nil {
+		return err
+	}
+	return readYourOwnWrites(ctx, out, c)
+}
+
+// nobody is the user step 1's informer lists pods as.
+const nobody = "informer-walkthrough-nobody"
+
+// refusedList runs an informer whose list the server refuses. Its
+// reflector would retry forever and WaitForCacheSync wait without a
+// word; a watch error handler sees each failure and can end the wait,
+// with the reason.
+func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	fmt.Fprintln(out, "Step 1. A refused list: the watch error handler turns a silent retry into an error")
+	client, err := clientWithoutGrant(c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  the informer's client acts as user %q, who may not list pods\n", nobody)
+	logger, logged := newLogger()
+	ctx = klog.NewContext(ctx, logger) // client-go logs to the context's logger
+
+	// !+refused
+	ctx, stop := context.WithCancelCause(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(c.Namespace))
+	defer factory.Shutdown()
+	defer stop(nil)
+	pods := factory.Core().V1().Pods().Informer()
+	err = pods.SetWatchErrorHandlerWithContext(
+		func(ctx context.Context, r *cache.Reflector, err error) {
+			cache.DefaultWatchErrorHandler(ctx, r, err) // log, as by default
+			if apierrors.IsForbidden(err) {
+				stop(err) // retrying will not grant the permission
+			}
+		})
+	if err != nil {
+		return err
+	}
+	factory.StartWithContext(ctx)
+	synced := factory.WaitForCacheSyncWithContext(ctx)
+	// !-refused
+	fmt.Fprintf(out, "  WaitForCacheSyncWithContext returned at once: %v\n", synced.AsError())
+	fmt.Fprintf(out, "  apierrors.IsForbidden(context.Cause(ctx)): %t\n",
+		apierrors.IsForbidden(context.Cause(ctx)))
+	fmt.Fprintln(out, "  DefaultWatchErrorHandler logged, as it does at every retry without a handler:")
+	fmt.Fprintf(out, "    %s\n", masked(logged.first("Failed to watch")))
+	return nil
+}
+
+// clientWithoutGrant returns a client whose list and watch of pods get
+// 403 Forbidden: on a real cluster it impersonates a user no RBAC rule
+// names (a user who may not impersonate gets a 403 for that instead);
+// the workshop cluster ignores impersonation, so it is told to refuse.
+// It is built without the course's stop-at-the-first-403 guard.
+func clientWithoutGrant(c *cluster.Cluster) (kubernetes.Interface, error) {
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WrapTransport = nil // the guard, and the request log
+	cfg.Impersonate.UserName = nobody
+	if c.Embedded() {
+		for _, verb := range []string{"watch", "list"} { // a watch-list, then a list
+			c.Server.InjectFault(apiserver.Fault{Verb: verb, Resource: "pods", Times: 1,
+				Err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", fmt.Errorf(
+					`User %q cannot %s resource "pods" in API group "" in the namespace %q`,
+					nobody, verb, c.Namespace))})
+		}
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// namesAndMetrics names a factory's informers and reads their metrics
+// while they sync and work: the RealFIFO's queued items, the store's
+// resourceVersion, and a workqueue fed by the informer's handler.
+func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	fmt.Fprintln(out, "\nStep 2. Names and metrics: the informer's queue and store, and a workqueue")
+	if _, err := createPods(ctx, c, "web-1"); err != nil {
+		return err
+	}
+	// !+named
+	cache.SetInformerMetricsProvider(informerMetrics) // the first call wins
+	name, err := cache.NewInformerName("10-lifecycle")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
+		informers.WithNamespace(c.Namespace), informers.WithInformerName(name))
+	defer factory.Shutdown() // also releases the name
+	defer cancel()
+	// !-named
+	_, err = cache.NewInformerName("10-lifecycle")
+	fmt.Fprintf(out, "  NewInformerName again: %v\n", err)
+
+	// !+queue
+	qm := newQueueMetrics()
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: qm})
+	defer queue.ShutDown()
+	pods := factory.Core().V1().Pods().Informer()
+	_, err = pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				queue.Add(key)
+			}
+		}})
+	// !-queue
+	if err != nil {
+		return err
+	}
+	// !+slowIndex
+	release := make(chan struct{})
+	err = pods.AddIndexers(cache.Indexers{"slow": func(obj any) ([]string, error) {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Name == "slow" {
+			select { // stands in for an index function that takes long
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil, nil
+	}})
+	// !-slowIndex
+	if err != nil {
+		return err
+	}
+	factory.StartWithContext(ctx)
+	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return err
+	}
+
+	m, await := informerMetrics.get(name.Name(), "pods"), awaiter{ctx: ctx}
+	fmt.Fprintf(out, "  synced: queued items %s; store resourceVersion %s; workqueue depth %s\n",
+		await.next(m.queued, 2), await.next(m.storeRV, 1), await.next(qm.depth, 1))
+	if _, err := createPods(ctx, c, "slow"); err != nil {
+		return err
+	}
+	held := await.next(m.queued, 2) // queued, popped, and held in its index
+	last, err := createPods(ctx, c, "web-2", "web-3", "web-4")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  create slow (its index function waits), web-2..4: queued items %s %s\n",
+		held, await.next(m.queued, 3))
+	close(release)
+	fmt.Fprintf(out, "  release it: queued items %s; store resourceVersion %s (web-4 was written at %s)\n",
+		await.next(m.queued, 1), await.next(m.storeRV, 2), last.ResourceVersion)
+	fmt.Fprintf(out, "  workqueue depth %s as the handler adds keys\n", await.next(qm.depth, 4))
+	fmt.Fprintf(out, "  processing latency: %d observations, one per pop (a batch is one pop)\n",
+		await.count(m.latency, 3))
+
+	// !+worker
+	for queue.Len() > 0 {
+		key, _ := queue.Get()
+		queue.Done(key) // a worker's sync would run between Get and Done
+		queue.Forget(key)
+	}
+	// !-worker
+	fmt.Fprintf(out, "  a worker drains it: depth %s; adds %d; latency, work duration: %d, %d observations\n",
+		await.next(qm.depth, 5), qm.adds.count(), qm.latency.count(), qm.workDuration.count())
+	cancel()
+	factory.Shutdown()
+	again, err := cache.NewInformerName("10-lifecycle")
+	fmt.Fprintf(out, "  after Shutdown, NewInformerName(%q): error %v\n", again.Name(), err)
+	again.Release()
+	return await.err
+}
+
+// slowHandlerTrace makes client-go log a handler as slow (the conditions
+// are in the README). It needs over 1024 notifications, which a server
+// would take seconds to make: it runs on a fake clientset.
+func slowHandlerTrace(ctx context.Context, out io.Writer) error {
+	fmt.Fprintln(out, "\nStep 3. The slow-handler trace: over 1024 notifications pending, and a call of 100 ms")
+	logged, restore := captureKlog("trace=2")
+	defer restore()
+	const n = 1100
+	objs := make([]runtime.Object, n)
+	for i := range objs {
+		objs[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("pod-", i), Namespace: "default"}}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	defer func() { cancel(); <-done }()
+	// !+slowHandler
+	client := fake.NewSimpleClientset(objs...)
+	informer := corev1informers.NewPodInformer(client, "default", 0, nil)
+	handler := newSlowHandler(ctx, 2, n) // calls 2 and n take 100 ms
+	reg, err := informer.AddEventHandler(handler)
+	go func() { defer close(done); informer.RunWithContext(ctx) }()
+	// Synced: all notifications wait in the handler's buffer, behind call 1.
+	cache.WaitFor(ctx, "", informer.HasSyncedChecker())
+	close(handler.gate)
+	cache.WaitFor(ctx, "", reg.HasSyncedChecker())
+	// !-slowHandler
+	if err := errors.Join(err, context.Cause(ctx)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  %d pods in a fake clientset; the handler holds call 1 until the informer has synced\n", n)
+	fmt.Fprintf(out, "  calls 2 and %d take 100 ms; klog -vmodule=trace=2 (the trace logs at V(2)), captured:\n", n)
+	trace := firstTraceIn(logged)
+	show.Print(out, "    ", trace.lines)
+	fmt.Fprintf(out, "  it is call 2's: pendingNotifications > 1024: %t; call %d, nothing pending, untraced: %t\n",
+		trace.pending > 1024, n, trace.untraced)
+	return nil
+}
+
+// handlerLifecycle removes handlers from a running informer, and stops
+// one informer of a factory: the factory has no call for that.
+func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	fmt.Fprintln(out, "\nStep 4. Handler lifecycle: RemoveEventHandler, ShutDownEventHandler, IsStopped")
+	logger, logged := newLogger()
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
+		informers.WithNamespace(c.Namespace))
+	defer factory.Shutdown()
+	defer cancel()
+	lines := show.NewLines(ctx)
+	audit, report := newHeldHandler(ctx, "audit", lines), newHeldHandler(ctx, "report", lines)
+	pods := factory.Core().V1().Pods().Informer()
+	auditReg, err := pods.AddEventHandler(audit)
+	reportReg, err2 := pods.AddEventHandler(report)
+	if err := errors.Join(err, err2); err != nil {
+		return err
+	}
+	// !+ownContext
+	configMaps := factory.Core().V1().ConfigMaps().Informer()
+	cmCtx, stopConfigMaps := context.WithCancel(ctx)
+	cmDone := make(chan struct{})
+	go func() { defer close(cmDone); configMaps.RunWithContext(cmCtx) }()
+	defer func() { stopConfigMaps(); <-cmDone }()
+	cache.WaitFor(ctx, "", configMaps.HasSyncedChecker())
+	factory.StartWithContext(ctx)
+	// !-ownContext
+	warning, err := logged.await(ctx, "run more than once")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  configmaps' informer runs on a context of its own; factory.Start logs %s\n", warning)
+	if !cache.WaitFor(ctx, "", auditReg.HasSyncedChecker(), reportReg.HasSyncedChecker()) {
+		return context.Cause(ctx)
+	}
+
+	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
+		return err
+	}
+	in, err := lines.AwaitSorted(ctx, 2)
+	if err != nil {
+		return err
+	}
+	show.Print(out, "  ", in)
+	// !+remove
+	err = pods.RemoveEventHandler(auditReg)
+	// !-remove
+	fmt.Fprintf(out, "  RemoveEventHandler(audit): %v, and audit is still inside OnUpdate\n", err)
+	if _, err := setRelease(ctx, c, "web-2", "v2"); err != nil {
+		return err
+	}
+	report.let(ctx)
+	audit.let(ctx)
+	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
+	after, err := lines.AwaitSorted(ctx, 3)
+	show.Print(out, "  ", after)
+	if err != nil {
+		return err
+	}
+
+	// !+shutDown
+	shutDown := make(chan error, 1)
+	go func() { shutDown <- cache.ShutDownEventHandler(pods, reportReg) }()
+	// !-shutDown
+	fmt.Fprintln(out, "  ShutDownEventHandler(report) waits: report is inside OnUpdate")
+	report.let(ctx)
+	err = <-shutDown
+	fmt.Fprintf(out, "  it returned %v after %q\n", err, lines.Drain())
+	err = cache.ShutDownEventHandler(pods, auditReg)
+	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
+		err, lines.Drain())
+
+	// !+noHandler
+	created, err := createPod(ctx, c, "web-5")
+	if err != nil {
+		return err
+	}
+	err = waitForStore(ctx, pods.GetStore(), created.ResourceVersion)
+	_, cached, _ := pods.GetStore().Get(created)
+	// !-noHandler
+	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
+		pods.IsStopped(), cached && err == nil)
+
+	// !+stopOne
+	stopConfigMaps()
+	<-cmDone
+	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
+	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+	// !-stopOne
+	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
+		again.IsStopped(), pods.IsStopped())
+	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
+	cancel()
+	factory.Shutdown()
+	fmt.Fprintf(out, "  cancel, Shutdown: pods.IsStopped() %t\n", pods.IsStopped())
+	return nil
+}
+
+// readYourOwnWrites writes, then reads the lister: at once, it can be
+// stale; once the store has reached the write's resourceVersion, not.
+func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	fmt.Fprintln(out, "\nStep 5. Read your own writes: wait until the store has the write's resourceVersion")
+	gates := clientfeatures.FeatureGates()
+	fmt.Fprintf(out, "  gates: InOrderInformers=%t AtomicFIFO=%t\n",
+		gates.Enabled(clientfeatures.InOrderInformers), gates.Enabled(clientfeatures.AtomicFIFO))
+	ctx, cancel := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
+		informers.WithNamespace(c.Namespace))
+	defer factory.Shutdown()
+	defer cancel()
+	lister := factory.Core().V1().Pods().Lister().Pods(c.Namespace)
+	store := factory.Core().V1().Pods().Informer().GetStore()
+	factory.StartWithContext(ctx)
+	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return err
+	}
+
+	// !+readYourWrite
+	written, err := setRelease(ctx, c, "web-1", "v1")
+	if err != nil {
+		return err
+	}
+	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
+		return err
+	}
+	cached, err := lister.Get("web-1")
+	// !-readYourWrite
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  patch web-1 release=v1 (rv=%s), waitForStore, lister.Get: release=%s rv=%s\n",
+		written.ResourceVersion, cached.Labels["release"], cached.ResourceVersion)
+
+	if c.Embedded() {
+		c.Server.HoldWatches() // the informer's next watch waits at the server
+		defer c.Server.ReleaseWatches()
+		c.Server.DropWatches()
+	}
+	if written, err = setRelease(ctx, c, "web-1", "v2"); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s)", written.ResourceVersion)
+	if c.Embedded() {
+		cached, _ = lister.Get("web-1")
+		seen := store.LastStoreSyncResourceVersion()
+		cmp, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
+		fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
+			"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
+			cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
+		c.Server.ReleaseWatches()
+	} else {
+		fmt.Fprintln(out, "; on a real cluster the read at once may or may not be stale: skipped")
+	}
+	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
+		return err
+	}
+	cached, err = lister.Get("web-1")
+	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
+		written.ResourceVersion, store.LastStoreSyncResourceVersion(), cached.Labels["release"])
+	return err
+}
+
+// !+waitForStore
+// waitForStore waits until store has seen resourceVersion rv or a later
+// one. The store has no notification for that: it polls.
+func waitForStore(ctx context.Context, store cache.Store, rv string) error {
+	return wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true,
+		func(context.Context) (bool, error) {
+			seen := store.LastStoreSyncResourceVersion()
+			if seen == "" && !clientfeatures.FeatureGates().Enabled(clientfeatures.AtomicFIFO) {
+				return false, errors.New(`with AtomicFIFO off, LastStoreSyncResourceVersion is ""`)
+			} else if seen == "" {
+				return false, nil // not synced yet
+			}
+			cmp, err := resourceversion.CompareResourceVersion(seen, rv)
+			return cmp >= 0, err
+		})
+}
+
+// !-waitForStore
+
+// setRelease sets a pod's release label, as a controller writes.
+func setRelease(ctx context.Context, c *cluster.Cluster, name, release string) (*corev1.Pod, error) {
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
+	return c.Client.CoreV1().Pods(c.Namespace).Patch(ctx, name, types.MergePatchType,
+		patch, metav1.PatchOptions{})
+}
