@@ -138,7 +138,7 @@ func TestExercise2ByOwner(t *testing.T) {
 }
 
 // TestExercise3KeepPhaseAndNode applies the Transform to a pod of
-// pod.json's shape, then to its own output, then to what is not a pod.
+// pod.go's shape, then to its own output, then to what is not a pod.
 func TestExercise3KeepPhaseAndNode(t *testing.T) {
 	pod, status, err := shapedPod(0, metav1.OwnerReference{Kind: "Deployment", Name: "web", UID: "u-1"})
 	if err != nil {

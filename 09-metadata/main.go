@@ -228,7 +228,7 @@ func metadataWire(ctx context.Context, out io.Writer, c *cluster.Cluster) error 
 	return printFrames(out, resp, 3) // web-1, web-2, the bookmark
 }
 
-// shapedPods is how many pods of pod.json's shape the memory step
+// shapedPods is how many pods of pod.go's shape the memory step
 // creates: enough that an informer's own fixed cost is small beside
 // them, few enough that the chapter stays fast on a real cluster.
 const shapedPods = 10
@@ -255,7 +255,7 @@ func memoryPerPod(ctx context.Context, out io.Writer, c *cluster.Cluster, owner 
 			return err
 		}
 	}
-	fmt.Fprintf(out, "  created %d pods of the shape in pod.json, each with its status\n", shapedPods)
+	fmt.Fprintf(out, "  created %d pods of the shape in pod.go, each with its status\n", shapedPods)
 
 	caches, err := fiveInformers(ctx, c)
 	if err != nil {
@@ -270,7 +270,7 @@ var variants = []string{"typed", "typed + Transform", "dynamic",
 	"metadata only", "metadata + Transform"}
 
 // fiveInformers builds, runs and stops five informers over the pods of
-// pod.json's shape, and returns them, synced: a typed one, a typed one
+// pod.go's shape, and returns them, synced: a typed one, a typed one
 // with a Transform, a dynamic one, a metadata one, and a metadata one
 // with the Transform. Their factories are gone once it returns, so the
 // informers are the only references to what their caches hold.

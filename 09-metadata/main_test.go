@@ -30,7 +30,7 @@ func TestREADME(t *testing.T) { chaptertest.README(t, "09-metadata") }
 // print: each ratio lies well inside its interval of the 1-2-5 series
 // (at least 15% of the ratio away from either end), so that it cannot
 // change from one run to the next, under the race detector, or on a
-// real cluster. A change to pod.json that moves a ratio near an edge
+// real cluster. A change to pod.go that moves a ratio near an edge
 // fails here, with the ratios, rather than as a flaky golden file.
 func TestMemoryFiguresHaveMargin(t *testing.T) {
 	c := chaptertest.Start(t)

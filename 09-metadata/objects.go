@@ -1,10 +1,9 @@
 package main
 
 // The objects the chapter creates: a paused deployment, and pods shaped
-// like the pods of a production deployment (pod.json).
+// like the pods of a production deployment (pod.go).
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 
@@ -37,24 +36,12 @@ func pausedDeployment(name, image string) *appsv1.Deployment {
 	}
 }
 
-// podJSON is a pod as a production deployment makes it: an init
-// container and three containers (the application, a proxy sidecar, a
-// log shipper) with arguments, ports, environment, resources, probes,
-// volume mounts and security contexts; the projected service-account
-// volume, spelled out so that a real cluster's admission adds nothing;
-// labels and annotations as tools set them; and the status of a running
-// pod with its five conditions and four container statuses. It carries
-// a scheduling gate, so that no scheduler or kubelet touches it.
-//
-//go:embed pod.json
-var podJSON []byte
-
 // shapedPod is pod number i of podJSON's shape, owned by owner, and the
 // status to write once it exists.
 func shapedPod(i int, owner metav1.OwnerReference) (*corev1.Pod, corev1.PodStatus, error) {
 	var pod corev1.Pod
-	if err := json.Unmarshal(podJSON, &pod); err != nil {
-		return nil, corev1.PodStatus{}, fmt.Errorf("pod.json: %w", err)
+	if err := json.Unmarshal([]byte(podJSON), &pod); err != nil {
+		return nil, corev1.PodStatus{}, fmt.Errorf("podJSON: %w", err)
 	}
 	pod.Name = fmt.Sprintf("shop-%02d", i)
 	pod.Labels[cluster.ManagedByLabel] = cluster.ManagedByValue

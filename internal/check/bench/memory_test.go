@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -220,7 +223,7 @@ func countAdds() cache.ResourceEventHandler {
 
 // BenchmarkInformerMemoryByKind is 09-metadata's memory step at scale:
 // five informers over the same pods, each of the shape in
-// 09-metadata/pod.json (an init container and three containers with
+// 09-metadata/pod.go (an init container and three containers with
 // env, resources and probes; the status of a running pod), with the
 // two managedFields entries their create and status update leave. For
 // each informer, the growth of the live heap from before it starts to
@@ -308,19 +311,44 @@ func BenchmarkInformerMemoryByKind(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// shapedPodJSON is the pod 09-metadata creates and measures: the same
-// file, so that the chapter and the benchmark measure the same shape.
-const shapedPodJSON = "../../../09-metadata/pod.json"
+// shapedPodJSON reads the pod 09-metadata creates and measures, its
+// podJSON constant, from the chapter's source, so that the chapter and
+// the benchmark measure the same shape (a chapter is a main package,
+// which no other package can import).
+func shapedPodJSON(b *testing.B) []byte {
+	b.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../../../09-metadata/pod.go", nil, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, decl := range f.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			v := spec.(*ast.ValueSpec)
+			if len(v.Names) == 1 && v.Names[0].Name == "podJSON" && len(v.Values) == 1 {
+				if lit, ok := v.Values[0].(*ast.BasicLit); ok {
+					s, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return []byte(s)
+				}
+			}
+		}
+	}
+	b.Fatal("09-metadata/pod.go has no podJSON constant")
+	return nil
+}
 
 // createShapedPods creates n pods of 09-metadata's shape, four at a
 // time, each then given the status of a running pod, as a kubelet
 // would write it.
 func createShapedPods(b *testing.B, client kubernetes.Interface, ns string, n int) {
 	b.Helper()
-	data, err := os.ReadFile(shapedPodJSON)
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := shapedPodJSON(b)
 	const workers = 4
 	pods := client.CoreV1().Pods(ns)
 	errs := make(chan error, workers)

@@ -1,4 +1,17 @@
-{
+package main
+
+// podJSON is a pod as a production deployment makes it, the shape step 4
+// measures: an init container and three containers (the application, a
+// proxy sidecar, a log shipper) with arguments, ports, environment,
+// resources, probes, volume mounts and security contexts; the projected
+// service-account volume, spelled out so that a real cluster's admission
+// adds nothing; labels and annotations as tools set them; and the status
+// of a running pod, with its five conditions and four container
+// statuses. It carries a scheduling gate, so that no scheduler or
+// kubelet touches it. It is JSON, as kubectl get -o json shows a pod,
+// in a Go file so that the chapter builds anywhere it is copied to; the
+// memory benchmark (internal/check/bench) reads the same constant.
+const podJSON = `{
   "apiVersion": "v1",
   "kind": "Pod",
   "metadata": {
@@ -147,3 +160,4 @@
     ]
   }
 }
+`
