@@ -13,7 +13,8 @@
 // dynamic/dynamicinformer/informer.go, metadata/metadata.go,
 // metadata/metadatainformer/informer.go, tools/cache/the_real_fifo.go
 // (where a Transform is called). observe.go holds what only shows the
-// informers at work; measure.go the pod shape and the heap measurement.
+// informers at work, measure.go the heap measurement, objects.go and
+// pod.go the objects the chapter creates.
 package main
 
 import (
@@ -353,7 +354,8 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 	transformed, calls := show.NewLines(ctx), show.NewLines(ctx)
 	resyncs := make(chan string, 100)
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	stopped := make(chan struct{})
+	defer func() { cancel(); <-stopped }() // the informer has ended
 	// !+transformSees
 	lw := cache.NewFilteredListWatchFromClient(
 		c.Client.CoreV1().RESTClient(), "pods", c.Namespace,
@@ -365,7 +367,7 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 		Transform:     reporting(transformed, dropManagedFields),
 		ResyncPeriod:  resyncPeriod,
 	})
-	go informer.RunWithContext(ctx)
+	go func() { defer close(stopped); informer.RunWithContext(ctx) }()
 	// !-transformSees
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
 		return context.Cause(ctx)
