@@ -1,0 +1,278 @@
+package main
+
+// What the chapter needs only to show its informers at work, not what
+// it teaches: one line for a pod or a cached object, the informer's
+// request with its Accept header, the frames of a watch, and a handler
+// and a Transform wrapper that report each call to the step that awaits
+// them (internal/show), so that the output keeps its order.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// printUnstructured prints what a dynamic lister returned: its type,
+// the kind it keeps, and the Go types of a few of its map's values.
+func printUnstructured(out io.Writer, u *unstructured.Unstructured) {
+	fmt.Fprintf(out, "  the lister returns %T, kind=%s apiVersion=%s\n", u, u.GetKind(), u.GetAPIVersion())
+	fmt.Fprintf(out, "  the cache holds its map: Object is a %T\n", u.Object)
+	for _, path := range []string{"spec", "spec.replicas", "spec.paused", "spec.template.spec.containers"} {
+		v, _, _ := unstructured.NestedFieldNoCopy(u.Object, strings.Split(path, ".")...)
+		fmt.Fprintf(out, "    %-31s %T\n", path, v)
+	}
+}
+
+// fieldsOf lists the fields of a struct type.
+func fieldsOf(v any) string {
+	t := reflect.TypeOf(v)
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i] = t.Field(i).Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// printMetadata prints what a metadata lister returned: its type, the
+// kind it does not keep, its fields, and what they hold. It leaves out
+// what differs from run to run and between clusters (uid, times, the
+// field manager's name, which is the program's).
+func printMetadata(out io.Writer, m *metav1.PartialObjectMetadata) {
+	fmt.Fprintf(out, "  the lister returns %T, kind=%q apiVersion=%q\n", m, m.Kind, m.APIVersion)
+	fmt.Fprintf(out, "  its fields: %s: no spec, no status\n", fieldsOf(*m))
+	fmt.Fprintf(out, "    %-16s %s\n", "labels", pairs(m.Labels))
+	fmt.Fprintf(out, "    %-16s %s\n", "annotations", pairs(m.Annotations))
+	fmt.Fprintf(out, "    %-16s %s\n", "ownerReferences", ownerOf(m))
+	for _, f := range m.ManagedFields {
+		var set map[string]any
+		if f.FieldsV1 != nil {
+			_ = json.Unmarshal(f.FieldsV1.Raw, &set)
+		}
+		fmt.Fprintf(out, "    %-16s %s of %s\n", "managedFields",
+			f.Operation, strings.Join(slices.Sorted(maps.Keys(set)), " "))
+	}
+	fmt.Fprintf(out, "    %-16s %d\n", "generation", m.Generation)
+}
+
+// pairs prints a map as sorted key=value pairs.
+func pairs(m map[string]string) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kv = append(kv, k+"="+m[k])
+	}
+	return strings.Join(kv, ",")
+}
+
+// ownerOf names an object's owners as Kind/name.
+func ownerOf(m metav1.Object) string {
+	var owners []string
+	for _, o := range m.GetOwnerReferences() {
+		s := o.Kind + "/" + o.Name
+		if o.Controller != nil && *o.Controller {
+			s += " (controller)"
+		}
+		owners = append(owners, s)
+	}
+	return strings.Join(owners, ",")
+}
+
+// printAccept prints the informer's requests and the Accept header of
+// each, one media range a line.
+func printAccept(out io.Writer, reqs []apiserver.Request) {
+	for _, r := range reqs {
+		if !show.ListsAndWatches(r) {
+			continue
+		}
+		fmt.Fprintf(out, "  %s\n", r)
+		for i, accept := range strings.Split(r.Accept, ",") {
+			label := "Accept:"
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(out, "    %-7s %s\n", label, strings.TrimSpace(accept))
+		}
+	}
+}
+
+// printFrames prints the answer to a watch-list: the status and the
+// content type, then its first n frames, the initial objects sorted
+// (their order is the server's), each shortened after its
+// resourceVersion, and what keys every object has.
+func printFrames(out io.Writer, resp *http.Response, n int) error {
+	fmt.Fprintf(out, "  the same request by hand, asking for JSON: %s, Content-Type: %s\n",
+		resp.Status, resp.Header.Get("Content-Type"))
+	// One frame per line; a frame holds a whole object.
+	frames := bufio.NewScanner(resp.Body)
+	frames.Buffer(nil, 4<<20)
+	var lines []string
+	keys := map[string]bool{}
+	for range n {
+		if !frames.Scan() {
+			return errors.Join(errors.New("watch stream ended early"), frames.Err())
+		}
+		var ev struct{ Object map[string]json.RawMessage }
+		if err := json.Unmarshal(frames.Bytes(), &ev); err != nil {
+			return err
+		}
+		keys[strings.Join(slices.Sorted(maps.Keys(ev.Object)), " ")] = true
+		lines = append(lines, shorten(frames.Text()))
+	}
+	slices.Sort(lines[:n-1]) // the last is the bookmark
+	show.Print(out, "  ", lines)
+	fmt.Fprintf(out, "  keys of every object: %s: no spec, no status\n",
+		strings.Join(slices.Sorted(maps.Keys(keys)), " | "))
+	return nil
+}
+
+// shorten keeps an object's frame up to its resourceVersion, dropping
+// the uid (which differs on every cluster). A frame without a uid (the
+// bookmark) stays whole.
+func shorten(frame string) string {
+	i := strings.Index(frame, `"uid":"`)
+	if i < 0 {
+		return frame
+	}
+	j := strings.IndexByte(frame[i+len(`"uid":"`):], '"') + i + len(`"uid":"`) + 1
+	frame = frame[:i] + `"uid":…` + frame[j:]
+	end := strings.Index(frame, `"resourceVersion":"`)
+	end += strings.IndexByte(frame[end+len(`"resourceVersion":"`):], '"') +
+		len(`"resourceVersion":"`) + 1
+	return frame[:end] + ",…}}}"
+}
+
+// describe is one line for what an informer hands over: a pod with the
+// number of managedFields entries it carries, or a tombstone.
+func describe(obj any) string {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		s := fmt.Sprintf("pod/%s managedFields=%d", o.Name, len(o.ManagedFields))
+		if o.DeletionTimestamp != nil {
+			s += " deletionTimestamp set"
+		}
+		return s
+	case cache.DeletedFinalStateUnknown:
+		return "DeletedFinalStateUnknown " + o.Key
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+// reporting wraps a Transform: it reports what each call receives, then
+// calls it.
+func reporting(lines *show.Lines, transform cache.TransformFunc) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		lines.Sendf("Transform(%s)", describe(obj))
+		return transform(obj)
+	}
+}
+
+// recorder is a handler that reports each call, except the calls of a
+// resync (OnUpdate with the very same object), which it only counts:
+// they come every resyncPeriod, as long as the informer runs.
+type recorder struct {
+	calls   *show.Lines
+	resyncs chan<- string // never blocks: a full channel drops the line
+}
+
+func (r recorder) OnAdd(obj any, _ bool) { r.calls.Sendf("OnAdd(%s)", describe(obj)) }
+
+func (r recorder) OnUpdate(old, obj any) {
+	if old == obj {
+		select {
+		case r.resyncs <- describe(obj):
+		default:
+		}
+		return
+	}
+	r.calls.Sendf("OnUpdate(%s)", describe(obj))
+}
+
+func (r recorder) OnDelete(obj any) { r.calls.Sendf("OnDelete(%s)", describe(obj)) }
+
+// resyncPeriod is the informer's resync period in step 5: short, so
+// the step sees a resync at once.
+const resyncPeriod = 20 * time.Millisecond
+
+// printAwaited prints the next nt Transform calls and the next nc
+// handler calls, each in the order they came, or, for an initial list,
+// whose order is not defined, sorted: the Transform calls by pass (first
+// what came from the server, then what the first pass had already
+// transformed), then by name.
+func printAwaited(ctx context.Context, out io.Writer, initial bool, transformed *show.Lines, nt int, calls *show.Lines, nc int) error {
+	await := (*show.Lines).Await
+	if initial {
+		await = (*show.Lines).AwaitSorted
+	}
+	t, err := await(transformed, ctx, nt)
+	if err != nil {
+		return err
+	}
+	if initial {
+		slices.SortStableFunc(t, func(a, b string) int {
+			return strings.Compare(pass(a), pass(b))
+		})
+	}
+	h, err := await(calls, ctx, nc)
+	show.Print(out, "    ", append(t, h...))
+	return err
+}
+
+// pass tells a Transform call that received its own output (no
+// managedFields left) from one that received an object from the server.
+func pass(line string) string {
+	if strings.Contains(line, "managedFields=0") {
+		return "second"
+	}
+	return "first"
+}
+
+// printResync waits for a resync that starts after every change has been
+// handled, prints its call, and the number of Transform calls since.
+func printResync(ctx context.Context, out io.Writer, resyncs <-chan string, transformed *show.Lines) error {
+	for len(resyncs) > 0 {
+		<-resyncs
+	}
+	select {
+	case line := <-resyncs:
+		fmt.Fprintf(out, "    OnUpdate(%s) with old == new\n", line)
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a resync: %w", context.Cause(ctx))
+	}
+	fmt.Fprintf(out, "    Transform calls since the delete: %d\n", len(transformed.Drain()))
+	return nil
+}
+
+// printCacheThenServer prints what the cache had, what the GET
+// brought, and the requests it took.
+func printCacheThenServer(out io.Writer, m *metav1.PartialObjectMetadata, pod *corev1.Pod, reqs []apiserver.Request) {
+	fmt.Fprintf(out, "  cache (GetByKey): %s labels=%s owner=%s\n", m.Name, pairs(m.Labels), ownerOf(m))
+	fmt.Fprintf(out, "  server (Get):     %s image=%s phase=%s\n", pod.Name, pod.Spec.Containers[0].Image, pod.Status.Phase)
+	show.Print(out, "  request: ", show.Requests(reqs, nil))
+}
+
+// typeName is what a cache holds, as %T prints it, and whether its
+// objects still carry managedFields.
+func typeName(obj any) string {
+	s := fmt.Sprintf("%T", obj)
+	if m, err := meta.Accessor(obj); err == nil && len(m.GetManagedFields()) == 0 {
+		s += ", no managedFields"
+	}
+	return s
+}
