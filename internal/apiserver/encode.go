@@ -32,8 +32,8 @@ const (
 // kube-apiserver does: the first supported type, JSON when there is no
 // preference. A range asking for another shape is taken when it is one
 // the workshop cluster serves (as=PartialObjectMetadata[List], see
-// metadata.go) and skipped otherwise (as=Table).
-func negotiate(r *http.Request) (runtime.SerializerInfo, *asMetadata, bool) {
+// metadata.go; as=Table, see table.go) and skipped otherwise.
+func negotiate(r *http.Request) (runtime.SerializerInfo, *transformation, bool) {
 	accept := r.Header.Get("Accept")
 	if accept == "" {
 		accept = mediaJSON
@@ -48,13 +48,18 @@ func negotiate(r *http.Request) (runtime.SerializerInfo, *asMetadata, bool) {
 			mediaType = mediaJSON
 		}
 		supported := codecs.SupportedMediaTypes()
-		var as *asMetadata
+		var as *transformation
 		if params["as"] != "" {
 			var ok bool
 			if as, ok = parseAs(params); !ok {
 				continue
 			}
 			supported = metaCodecs.SupportedMediaTypes()
+			if as.kind == asTable && mediaType == mediaProtobuf {
+				// A row's object would need a nested encoding in
+				// protobuf; kubectl asks for Tables in JSON only.
+				continue
+			}
 		}
 		if info, ok := runtime.SerializerInfoForMediaType(supported, mediaType); ok && info.StreamSerializer != nil {
 			return info, as, true
@@ -66,7 +71,7 @@ func negotiate(r *http.Request) (runtime.SerializerInfo, *asMetadata, bool) {
 // encodeObject writes obj in the negotiated media type, with kind and
 // apiVersion set. Stored objects are shared, so it encodes a copy.
 // With as, it encodes what as turns the object into.
-func encodeObject(w io.Writer, info runtime.SerializerInfo, as *asMetadata, obj runtime.Object, res *Resource) error {
+func encodeObject(w io.Writer, info runtime.SerializerInfo, as *transformation, obj runtime.Object, res *Resource) error {
 	obj = typed(obj, res)
 	if as != nil {
 		var err error
@@ -92,10 +97,10 @@ func typed(obj runtime.Object, res *Resource) runtime.Object {
 type watchEncoder struct {
 	enc *restwatch.Encoder
 	res *Resource
-	as  *asMetadata // each object as PartialObjectMetadata, if asked
+	as  *transformation // each object as PartialObjectMetadata or a Table, if asked
 }
 
-func newWatchEncoder(w io.Writer, info runtime.SerializerInfo, as *asMetadata, res *Resource) *watchEncoder {
+func newWatchEncoder(w io.Writer, info runtime.SerializerInfo, as *transformation, res *Resource) *watchEncoder {
 	framed := info.StreamSerializer.Framer.NewFrameWriter(w)
 	return &watchEncoder{
 		enc: restwatch.NewEncoder(streaming.NewEncoder(framed, info.StreamSerializer.Serializer), info.Serializer),
@@ -110,6 +115,12 @@ func (e *watchEncoder) encode(typ watch.EventType, obj runtime.Object) error {
 		var err error
 		if obj, err = e.as.transform(obj); err != nil {
 			return err
+		}
+		// A Table's columns go with the first event only; later
+		// events carry "columnDefinitions": null (kube-apiserver's
+		// watchEmbeddedEncoder, transcript 58).
+		if e.as.table != nil {
+			e.as.table.noHeaders = true
 		}
 	}
 	return e.enc.Encode(&watch.Event{Type: typ, Object: obj})

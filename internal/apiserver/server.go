@@ -152,6 +152,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notAcceptable("only the following media types are accepted: "+strings.Join(supportedMediaTypes(), ", ")))
 		return
 	}
+	if as != nil && as.kind == asTable {
+		if as.table, err = parseTableOptions(r.URL.Query(), s.store.now); err != nil {
+			writeError(w, err)
+			return
+		}
+		as.res = req.res
+	}
 	rw := responder{w: w, info: info, as: as, res: req.res}
 	// An injected fault is answered like a real error, in the media type
 	// the client asked for.
@@ -331,7 +338,7 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		SendInitialEvents: opts.SendInitialEvents,
 		AllowBookmarks:    opts.AllowWatchBookmarks,
 	}
-	if rw.as != nil && rw.as.list {
+	if rw.as != nil && rw.as.kind == asPartialList {
 		rw.error(notAcceptable("you requested PartialObjectMetadataList, but the requested object is not a list (a watch event)"))
 		return
 	}
@@ -475,7 +482,7 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 type responder struct {
 	w    http.ResponseWriter
 	info runtime.SerializerInfo
-	as   *asMetadata // the answer as PartialObjectMetadata[List], if asked
+	as   *transformation // the answer as PartialObjectMetadata[List] or a Table, if asked
 	res  *Resource
 }
 
