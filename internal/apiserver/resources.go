@@ -41,6 +41,9 @@ type Resource struct {
 	// object. This is what kube-apiserver does for a pod bound to no node
 	// (transcripts 21, 37, 39). Others answer a Status and emit one DELETED.
 	GracefulDelete bool
+	// Scale: the resource has a scale subresource (autoscaling/v1 Scale
+	// of .spec.replicas, scale.go), as deployments have.
+	Scale bool
 	// NameIsLabel: names must be DNS-1123 labels (namespaces), not subdomains.
 	NameIsLabel bool
 
@@ -113,7 +116,7 @@ var resources = []*Resource{
 		GVR:  appsv1.SchemeGroupVersion.WithResource("deployments"),
 		Kind: "Deployment", Table: deploymentTable, ShortNames: []string{"deploy"}, Namespaced: true,
 		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
-		StatusSubresource: true, Generation: true, GenerationOnAnnotations: true,
+		StatusSubresource: true, Generation: true, GenerationOnAnnotations: true, Scale: true,
 		Default: defaultDeployment,
 	},
 }
