@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // OpenAPI v3: the schemas of the served kinds, at /openapi/v3 (an index
@@ -133,7 +133,11 @@ func openAPITypeConverter(path string) (managedfields.TypeConverter, error) {
 		if d.path != path {
 			continue
 		}
-		var doc spec3.OpenAPI
+		var doc struct {
+			Components struct {
+				Schemas map[string]*spec.Schema `json:"schemas"`
+			} `json:"components"`
+		}
 		if err := json.Unmarshal(d.json, &doc); err != nil {
 			return nil, err
 		}
