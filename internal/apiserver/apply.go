@@ -100,13 +100,12 @@ func (s *store) apply(res *Resource, namespace, name, subresource, manager strin
 	if res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != namespace {
 		return nil, false, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	// The applier's entry gets the server's clock, when the apply
-	// changed it.
+	// Entries the apply made or changed get the server's clock.
 	var before []metav1.ManagedFieldsEntry
 	if exists {
 		before = metaOf(old).GetManagedFields()
 	}
-	m.SetManagedFields(stampApplied(before, m.GetManagedFields(), manager, s.now()))
+	m.SetManagedFields(restamp(before, m.GetManagedFields(), s.now()))
 	if !exists {
 		obj, err := s.createLocked(res, namespace, manager, out, true)
 		return obj, true, err
@@ -115,20 +114,21 @@ func (s *store) apply(res *Resource, namespace, name, subresource, manager strin
 	return obj, false, err
 }
 
-// stampApplied sets the time of manager's Apply entry to now, unless it is
-// what it was before the apply.
-func stampApplied(before, after []metav1.ManagedFieldsEntry, manager string, now metav1.Time) []metav1.ManagedFieldsEntry {
+// restamp gives the server's clock to the managedFields entries that are
+// new or whose time the FieldManager changed (it uses the wall clock), so
+// that the workshop cluster's clock, fixed or not, is the one in every
+// entry, and an apply that changes nothing changes no time.
+func restamp(before, after []metav1.ManagedFieldsEntry, now metav1.Time) []metav1.ManagedFieldsEntry {
 	for i, e := range after {
-		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply {
-			continue
-		}
-		after[i].Time = &now
+		changed := true
 		for _, b := range before {
 			if b.Manager == e.Manager && b.Operation == e.Operation && b.Subresource == e.Subresource &&
-				b.APIVersion == e.APIVersion && b.FieldsV1 != nil && e.FieldsV1 != nil &&
-				string(b.FieldsV1.Raw) == string(e.FieldsV1.Raw) {
-				after[i].Time = b.Time
+				b.APIVersion == e.APIVersion && b.Time.Equal(e.Time) {
+				changed = false
 			}
+		}
+		if changed {
+			after[i].Time = &now
 		}
 	}
 	return after

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1apply "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -54,7 +55,8 @@ func (c *client) apply(path, query, body string) (int, map[string]any) {
 }
 
 func TestApply(t *testing.T) {
-	s := startServer(t)
+	clk := &clock{now: tableCreated}
+	s := startServerWith(t, Options{Now: clk.Now})
 	c := newClient(t, s)
 	c.mustDo(http.StatusCreated, http.MethodPost, "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "demo"}})
 	const path = "/apis/apps/v1/namespaces/demo/deployments/web"
@@ -80,9 +82,14 @@ func TestApply(t *testing.T) {
 	if !strings.Contains(fields, `"f:replicas"`) || strings.Contains(fields, "f:strategy") || strings.Contains(fields, "f:imagePullPolicy") {
 		t.Errorf("the applier owns %s", fields)
 	}
+	if entry["time"] != "2026-11-22T22:22:00Z" {
+		t.Errorf("the entry's time is %v, not the server's clock", entry["time"])
+	}
 	rv := s.ResourceVersion()
 
-	// The same intent again changes nothing: no write.
+	// The same intent again, a minute later, changes nothing: no write,
+	// not even of a time.
+	clk.Set(tableCreated.Add(time.Minute))
 	if code, _ := c.apply(path, "fieldManager=kubectl", deploymentYAML); code != http.StatusOK || s.ResourceVersion() != rv {
 		t.Errorf("re-apply: HTTP %d, resourceVersion %s -> %s", code, rv, s.ResourceVersion())
 	}

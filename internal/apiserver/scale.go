@@ -161,15 +161,11 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, chan
 
 	d.Spec.Replicas = &sc.Spec.Replicas
 	d.ResourceVersion = sc.ResourceVersion
-	if d.ManagedFields, err = handler.ToParent(sc.ManagedFields); err != nil {
+	entries, err := handler.ToParent(sc.ManagedFields)
+	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	for i, e := range d.ManagedFields {
-		if e.Manager == manager && e.Subresource == "scale" {
-			d.ManagedFields[i].Time = &now
-		}
-	}
+	d.ManagedFields = restamp(d.ManagedFields, entries, s.now())
 	updated, err := s.updateLocked(res, namespace, name, "", manager, d, true)
 	if err != nil {
 		return nil, err

@@ -77,31 +77,15 @@ func filter(src, out string, resources []string) error {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return err
 	}
-	// A path is kept if it names a served resource, with no subresource
-	// or one the workshop cluster serves, and is not a deprecated
-	// /watch/ path.
+	// A path is kept if it is a served resource's collection, object
+	// or served subresource (status; scale for deployments), namespaced
+	// or across namespaces; not the deprecated /watch/ paths.
+	kept := regexp.MustCompile(`^/apis?(/[^/]+)?/v1(/namespaces/\{namespace\})?/(` + strings.Join(resources, "|") +
+		`)(/\{name\}(/status|/scale)?)?$`)
 	keep := map[string]json.RawMessage{}
 	for p, v := range doc.Paths {
-		if strings.Contains(p, "/watch/") {
-			continue
-		}
-		parts := strings.Split(strings.Trim(p, "/"), "/")
-		for i, part := range parts {
-			if !contains(resources, part) {
-				continue
-			}
-			if i > 0 && parts[i-1] == "namespaces" && part != "namespaces" {
-				continue // a namespace named like a resource
-			}
-			rest := parts[i+1:]
-			if len(rest) == 0 || (len(rest) == 1 && strings.HasPrefix(rest[0], "{")) ||
-				(len(rest) == 2 && (rest[1] == "status" || (rest[1] == "scale" && part == "deployments"))) ||
-				(part == "namespaces" && len(rest) >= 2 && contains(resources, rest[1])) {
-				if part == "namespaces" && len(rest) >= 2 && contains(resources, rest[1]) {
-					continue // judged by the namespaced resource
-				}
-				keep[p] = v
-			}
+		if kept.MatchString(p) {
+			keep[p] = v
 		}
 	}
 	// The schemas those paths reach, transitively.
@@ -141,13 +125,4 @@ func filter(src, out string, resources []string) error {
 	zw.Close()
 	fmt.Printf("%s: %d paths, %d schemas, %d bytes JSON, %d bytes gzip (from %d bytes JSON)\n", out, len(keep), len(schemas), len(b), buf.Len(), len(raw))
 	return os.WriteFile(out, buf.Bytes(), 0o644)
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
