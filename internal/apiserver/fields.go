@@ -40,8 +40,8 @@ func newFieldManagers() map[fieldManagerKey]*managedfields.FieldManager {
 		}
 	}
 	// The Scale kind, for writes through a scale subresource (scale.go).
-	// The Scale kind is not among client-go's apply configurations: its
-	// schema comes from the OpenAPI documents (openapi.go).
+	// It is not among client-go's apply configurations: its schema comes
+	// from the OpenAPI documents (openapi.go).
 	gvk := scaleResource.GroupVersionKind()
 	scaleConverter, err := scaleTypeConverter()
 	if err != nil {
