@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +56,9 @@ func main() {
 // serve starts the cluster, writes its kubeconfig and serves until ctx
 // ends. ready, if not nil, receives the server once it is serving.
 func serve(ctx context.Context, port int, kubeconfig string, out io.Writer, ready chan<- *apiserver.Server) error {
-	srv, err := apiserver.Start(apiserver.Options{Port: port})
+	// A wall clock, so that kubectl's AGE reads as on any cluster;
+	// chapters and tests keep the fixed clock of the default.
+	srv, err := apiserver.Start(apiserver.Options{Port: port, Now: time.Now})
 	if err != nil {
 		return err
 	}

@@ -31,13 +31,27 @@ func newFieldManagers() map[fieldManagerKey]*managedfields.FieldManager {
 		}
 		for _, sub := range subs {
 			gvk := res.GroupVersionKind()
-			fm, err := managedfields.NewDefaultFieldManager(converter, scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), sub, nil)
+			// The defaulter runs only in Apply (apply.go).
+			fm, err := managedfields.NewDefaultFieldManager(converter, scheme.Scheme, resourceDefaulter{res}, scheme.Scheme, gvk, gvk.GroupVersion(), sub, nil)
 			if err != nil {
 				panic("apiserver: field manager for " + res.String() + ": " + err.Error()) // the resource table is wrong
 			}
 			fms[fieldManagerKey{res, sub}] = fm
 		}
 	}
+	// The Scale kind, for writes through a scale subresource (scale.go).
+	// It is not among client-go's apply configurations: its schema comes
+	// from the OpenAPI documents (openapi.go).
+	gvk := scaleResource.GroupVersionKind()
+	scaleConverter, err := scaleTypeConverter()
+	if err != nil {
+		panic("apiserver: the embedded OpenAPI documents: " + err.Error())
+	}
+	fm, err := managedfields.NewDefaultFieldManager(scaleConverter, scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), "scale", nil)
+	if err != nil {
+		panic("apiserver: field manager for Scale: " + err.Error())
+	}
+	fms[fieldManagerKey{scaleResource, "scale"}] = fm
 	return fms
 }
 

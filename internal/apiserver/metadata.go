@@ -25,8 +25,9 @@ import (
 // apimachinery's meta.AsPartialObjectMetadata, the one kube-apiserver uses
 // (apiserver/pkg/endpoints/handlers/response.go).
 
-// metaCodecs encodes meta.k8s.io's PartialObjectMetadata and
-// PartialObjectMetadataList (v1 and v1beta1), and Status for errors.
+// metaCodecs encodes meta.k8s.io's PartialObjectMetadata,
+// PartialObjectMetadataList and Table (v1 and v1beta1), and Status for
+// errors.
 var metaCodecs = func() serializer.CodecFactory {
 	s := runtime.NewScheme()
 	utilruntime.Must(metav1.AddMetaToScheme(s))
@@ -35,25 +36,35 @@ var metaCodecs = func() serializer.CodecFactory {
 	return serializer.NewCodecFactory(s)
 }()
 
-// asMetadata is a requested transformation of the answer: as=Kind;g=meta.k8s.io;v=….
-type asMetadata struct {
+// The shapes an answer can be asked "as", besides the resource's own.
+const (
+	asPartial     = "PartialObjectMetadata"
+	asPartialList = "PartialObjectMetadataList"
+	asTable       = "Table" // see table.go
+)
+
+// transformation is a requested transformation of the answer:
+// as=Kind;g=meta.k8s.io;v=….
+type transformation struct {
 	gv   schema.GroupVersion
-	list bool // PartialObjectMetadataList rather than PartialObjectMetadata
+	kind string // asPartial, asPartialList or asTable
+
+	// For a Table: its options, and the resource whose columns to print.
+	table *tableOptions
+	res   *Resource
 }
 
 // parseAs reads an Accept range's as=, g= and v= parameters. ok is false
 // for a transformation the workshop cluster does not serve; the range is
 // then skipped, as kube-apiserver skips it.
-func parseAs(params map[string]string) (as *asMetadata, ok bool) {
+func parseAs(params map[string]string) (as *transformation, ok bool) {
 	gv := schema.GroupVersion{Group: params["g"], Version: params["v"]}
 	if gv != metav1.SchemeGroupVersion && gv != metav1beta1.SchemeGroupVersion {
 		return nil, false
 	}
 	switch params["as"] {
-	case "PartialObjectMetadata":
-		return &asMetadata{gv: gv}, true
-	case "PartialObjectMetadataList":
-		return &asMetadata{gv: gv, list: true}, true
+	case asPartial, asPartialList, asTable:
+		return &transformation{gv: gv, kind: params["as"]}, true
 	}
 	return nil, false
 }
@@ -61,12 +72,15 @@ func parseAs(params map[string]string) (as *asMetadata, ok bool) {
 // transform turns obj (an object of the resource, or a list of them) into
 // what was asked for, with kube-apiserver's 406 answers for a list asked
 // for as an object and the other way round. Status errors pass unchanged.
-func (as *asMetadata) transform(obj runtime.Object) (runtime.Object, error) {
+func (as *transformation) transform(obj runtime.Object) (runtime.Object, error) {
 	if _, isStatus := obj.(*metav1.Status); isStatus {
 		return obj, nil
 	}
-	item := as.gv.WithKind("PartialObjectMetadata")
-	if !as.list {
+	item := as.gv.WithKind(asPartial)
+	switch as.kind {
+	case asTable:
+		return as.toTable(obj)
+	case asPartial:
 		if meta.IsListType(obj) {
 			return nil, notAcceptable(fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%T)", obj))
 		}
@@ -98,7 +112,7 @@ func (as *asMetadata) transform(obj runtime.Object) (runtime.Object, error) {
 	}
 	list.ResourceVersion = li.GetResourceVersion()
 	list.Continue = li.GetContinue()
-	list.GetObjectKind().SetGroupVersionKind(as.gv.WithKind("PartialObjectMetadataList"))
+	list.GetObjectKind().SetGroupVersionKind(as.gv.WithKind(asPartialList))
 	return list, nil
 }
 

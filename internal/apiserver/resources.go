@@ -41,8 +41,15 @@ type Resource struct {
 	// object. This is what kube-apiserver does for a pod bound to no node
 	// (transcripts 21, 37, 39). Others answer a Status and emit one DELETED.
 	GracefulDelete bool
+	// Scale: the resource has a scale subresource (autoscaling/v1 Scale
+	// of .spec.replicas, scale.go), as deployments have.
+	Scale bool
 	// NameIsLabel: names must be DNS-1123 labels (namespaces), not subdomains.
 	NameIsLabel bool
+
+	// Table is how kubectl get prints the resource: the columns and
+	// cells of a Table answer (table.go).
+	Table *tablePrinter
 
 	// Fields returns the field-selector fields of an object. Every
 	// resource supports metadata.name and metadata.namespace.
@@ -72,7 +79,7 @@ func (r *Resource) String() string { return r.GroupResource().String() }
 var resources = []*Resource{
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("namespaces"),
-		Kind: "Namespace", ShortNames: []string{"ns"},
+		Kind: "Namespace", Table: namespaceTable, ShortNames: []string{"ns"},
 		New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 		StatusSubresource: true, NameIsLabel: true,
 		Fields: func(obj runtime.Object) fields.Set {
@@ -83,7 +90,7 @@ var resources = []*Resource{
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("nodes"),
-		Kind: "Node", ShortNames: []string{"no"},
+		Kind: "Node", Table: nodeTable, ShortNames: []string{"no"},
 		New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
 		StatusSubresource: true,
 		Fields: func(obj runtime.Object) fields.Set {
@@ -93,7 +100,7 @@ var resources = []*Resource{
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("pods"),
-		Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true,
+		Kind: "Pod", Table: podTable, ShortNames: []string{"po"}, Namespaced: true,
 		New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 		StatusSubresource: true, Generation: true, GracefulDelete: true,
 		Fields:  podFields,
@@ -102,14 +109,14 @@ var resources = []*Resource{
 	},
 	{
 		GVR:  corev1.SchemeGroupVersion.WithResource("configmaps"),
-		Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true,
+		Kind: "ConfigMap", Table: configMapTable, ShortNames: []string{"cm"}, Namespaced: true,
 		New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
 	},
 	{
 		GVR:  appsv1.SchemeGroupVersion.WithResource("deployments"),
-		Kind: "Deployment", ShortNames: []string{"deploy"}, Namespaced: true,
+		Kind: "Deployment", Table: deploymentTable, ShortNames: []string{"deploy"}, Namespaced: true,
 		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
-		StatusSubresource: true, Generation: true, GenerationOnAnnotations: true,
+		StatusSubresource: true, Generation: true, GenerationOnAnnotations: true, Scale: true,
 		Default: defaultDeployment,
 	},
 }

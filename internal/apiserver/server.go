@@ -137,7 +137,7 @@ type request struct {
 //	/api/v1/{resource}[/{name}[/{subresource}]]
 //	/apis/{group}/{version}/... likewise
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.serveDiscovery(w, r) {
+	if s.serveDiscovery(w, r) || serveOpenAPI(w, r) {
 		return
 	}
 	s.log.add(r)
@@ -152,11 +152,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notAcceptable("only the following media types are accepted: "+strings.Join(supportedMediaTypes(), ", ")))
 		return
 	}
+	if as != nil && as.kind == asTable {
+		if as.table, err = parseTableOptions(r.URL.Query(), s.store.now); err != nil {
+			writeError(w, err)
+			return
+		}
+		as.res = req.res
+	}
 	rw := responder{w: w, info: info, as: as, res: req.res}
 	// An injected fault is answered like a real error, in the media type
 	// the client asked for.
 	if err := s.faults.check(req); err != nil {
 		rw.error(err)
+		return
+	}
+	if req.subresource == "scale" {
+		s.serveScale(rw, r, req)
 		return
 	}
 	switch req.verb {
@@ -168,19 +179,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "watch":
 		s.serveWatch(rw, r, req)
 	case "create":
-		obj, err := decodeBody(r, req.res)
+		obj, err := decodeBody(w, r, req.res)
 		if err == nil {
 			obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj)
 		}
 		rw.respond(http.StatusCreated, obj, err)
 	case "update":
-		obj, err := decodeBody(r, req.res)
+		obj, err := decodeBody(w, r, req.res)
 		if err == nil {
 			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
 		}
 		rw.respond(http.StatusOK, obj, err)
 	case "patch":
-		obj, err := s.patch(r, req)
+		patchType := types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0])
+		opts, err := parsePatchOptions(r.URL.Query(), patchType)
+		if err != nil {
+			rw.error(err)
+			return
+		}
+		if patchType == types.ApplyYAMLPatchType {
+			obj, created, err := s.apply(r, req, opts)
+			code := http.StatusOK
+			if created {
+				code = http.StatusCreated
+			}
+			rw.respond(code, obj, err)
+			return
+		}
+		obj, err := s.patch(w, r, req)
 		rw.respond(http.StatusOK, obj, err)
 	case "delete":
 		res, err := s.store.delete(req.res, req.namespace, req.name)
@@ -224,7 +250,8 @@ func parsePath(r *http.Request) (request, error) {
 	if len(parts) > 2 {
 		req.subresource = parts[2]
 	}
-	if len(parts) > 3 || (req.subresource != "" && (req.subresource != "status" || !req.res.StatusSubresource)) {
+	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale)
+	if len(parts) > 3 || (req.subresource != "" && !subresourceServed) {
 		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
 	}
 	if req.res.Namespaced != (req.namespace != "") && req.name != "" {
@@ -331,7 +358,7 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		SendInitialEvents: opts.SendInitialEvents,
 		AllowBookmarks:    opts.AllowWatchBookmarks,
 	}
-	if rw.as != nil && rw.as.list {
+	if rw.as != nil && rw.as.kind == asPartialList {
 		rw.error(notAcceptable("you requested PartialObjectMetadataList, but the requested object is not a list (a watch event)"))
 		return
 	}
@@ -406,16 +433,23 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 	}
 }
 
-// decodeBody reads a request body of the resource's kind.
-func decodeBody(r *http.Request, res *Resource) (runtime.Object, error) {
+// decodeBody reads a request body of the resource's kind, validating its
+// fields as the request's fieldValidation asks; warnings go to w.
+func decodeBody(w http.ResponseWriter, r *http.Request, res *Resource) (runtime.Object, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	return decodeObject(body, r.Header.Get("Content-Type"), res)
+	obj, warnings, err := decodeObject(body, r.Header.Get("Content-Type"), res, fieldValidation(r))
+	var strict *strictFieldsError
+	if errors.As(err, &strict) {
+		return nil, strict.forBody()
+	}
+	warn(w, warnings)
+	return obj, err
 }
 
-func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request) (runtime.Object, error) {
 	patchBytes, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -430,16 +464,28 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	obj, err := applyPatch(w, r, curJSON, patchBytes, req.res)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
+}
+
+// applyPatch applies the request's JSON, merge or strategic merge patch
+// to cur, an object of res's kind in JSON, and decodes the result,
+// validating its fields as the request's fieldValidation asks.
+func applyPatch(w http.ResponseWriter, r *http.Request, cur, patchBytes []byte, res *Resource) (runtime.Object, error) {
 	var patched []byte
+	var err error
 	switch types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0]) {
 	case types.StrategicMergePatchType:
-		patched, err = strategicpatch.StrategicMergePatch(curJSON, patchBytes, req.res.New())
+		patched, err = strategicpatch.StrategicMergePatch(cur, patchBytes, res.New())
 	case types.MergePatchType:
-		patched, err = jsonpatch.MergePatch(curJSON, patchBytes)
+		patched, err = jsonpatch.MergePatch(cur, patchBytes)
 	case types.JSONPatchType:
 		var p jsonpatch.Patch
 		if p, err = jsonpatch.DecodePatch(patchBytes); err == nil {
-			patched, err = p.Apply(curJSON)
+			patched, err = p.Apply(cur)
 		}
 	default:
 		// kube-apiserver's router refuses it before any handler runs,
@@ -453,10 +499,15 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	obj, err := decodeObject(patched, mediaJSON, req.res)
+	obj, warnings, err := decodeObject(patched, mediaJSON, res, fieldValidation(r))
+	var strict *strictFieldsError
+	if errors.As(err, &strict) {
+		return nil, strict.forPatch()
+	}
 	if err != nil {
 		return nil, err
 	}
+	warn(w, warnings)
 	// A patch applies to what was read: it conflicts only if the patch
 	// itself names a stale resourceVersion.
 	var p struct {
@@ -468,14 +519,14 @@ func (s *Server) patch(r *http.Request, req request) (runtime.Object, error) {
 	if p.Metadata.ResourceVersion == "" {
 		metaOf(obj).SetResourceVersion("")
 	}
-	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
+	return obj, nil
 }
 
 // responder writes answers in the negotiated media type.
 type responder struct {
 	w    http.ResponseWriter
 	info runtime.SerializerInfo
-	as   *asMetadata // the answer as PartialObjectMetadata[List], if asked
+	as   *transformation // the answer as PartialObjectMetadata[List] or a Table, if asked
 	res  *Resource
 }
 
@@ -573,6 +624,14 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			if res.StatusSubresource {
 				list.APIResources = append(list.APIResources, metav1.APIResource{
 					Name: res.GVR.Resource + "/status", Namespaced: res.Namespaced, Kind: res.Kind,
+					Verbs: metav1.Verbs{"get", "patch", "update"},
+				})
+			}
+			if res.Scale {
+				// kubectl scale finds the Scale kind here.
+				list.APIResources = append(list.APIResources, metav1.APIResource{
+					Name: res.GVR.Resource + "/scale", Namespaced: res.Namespaced,
+					Group: scaleResource.GVR.Group, Version: scaleResource.GVR.Version, Kind: scaleResource.Kind,
 					Verbs: metav1.Verbs{"get", "patch", "update"},
 				})
 			}

@@ -201,6 +201,12 @@ func (s *store) nameSuffix() string {
 func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.createLocked(res, namespace, manager, obj, false)
+}
+
+// createLocked is create, for callers that hold s.mu. keepManagedFields:
+// obj's managedFields are already right (a server-side apply made it).
+func (s *store) createLocked(res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
 	m := metaOf(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(m.GetGenerateName() + s.nameSuffix())
@@ -251,8 +257,10 @@ func (s *store) create(res *Resource, namespace, manager string, obj runtime.Obj
 	if res.Default != nil {
 		res.Default(obj, now)
 	}
-	m.SetManagedFields(nil)
-	obj = s.manageFields(res, "", res.New(), obj, manager)
+	if !keepManagedFields {
+		m.SetManagedFields(nil)
+		obj = s.manageFields(res, "", res.New(), obj, manager)
+	}
 	if res.Admit != nil {
 		res.Admit(obj, now)
 	}
@@ -309,6 +317,13 @@ func validatePodUpdate(res *Resource, next, old runtime.Object) error {
 func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.updateLocked(res, namespace, name, subresource, manager, obj, false)
+}
+
+// updateLocked is update, for callers that hold s.mu. keepManagedFields:
+// obj's managedFields are already right (a write through the scale
+// subresource, or a server-side apply).
+func (s *store) updateLocked(res *Resource, namespace, name, subresource, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
 	m := metaOf(obj)
 	if m.GetName() != name {
 		return nil, apierrors.NewBadRequest("the name of the object (" + m.GetName() + ") does not match the name on the URL (" + name + ")")
@@ -330,6 +345,9 @@ func (s *store) update(res *Resource, namespace, name, subresource, manager stri
 	if subresource == "status" {
 		next = old.DeepCopyObject()
 		copyField(next, obj, "Status")
+		if keepManagedFields {
+			metaOf(next).SetManagedFields(m.GetManagedFields())
+		}
 	} else {
 		next = obj.DeepCopyObject()
 		if res.StatusSubresource {
@@ -342,7 +360,9 @@ func (s *store) update(res *Resource, namespace, name, subresource, manager stri
 		nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
 		nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 		nm.SetGeneration(om.GetGeneration())
-		nm.SetManagedFields(om.GetManagedFields())
+		if !keepManagedFields {
+			nm.SetManagedFields(om.GetManagedFields())
+		}
 		specChanged := !apiequality.Semantic.DeepEqual(fieldOf(next, "Spec"), fieldOf(old, "Spec"))
 		annotationsChanged := res.GenerationOnAnnotations &&
 			!apiequality.Semantic.DeepEqual(nm.GetAnnotations(), om.GetAnnotations())
@@ -363,7 +383,9 @@ func (s *store) update(res *Resource, namespace, name, subresource, manager stri
 	if apiequality.Semantic.DeepEqual(next, old) {
 		return old.DeepCopyObject(), nil
 	}
-	next = s.manageFields(res, subresource, old, next, manager)
+	if !keepManagedFields {
+		next = s.manageFields(res, subresource, old, next, manager)
+	}
 	nm := metaOf(next)
 	if nm.GetDeletionTimestamp() != nil && len(nm.GetFinalizers()) == 0 {
 		// The last finalizer is gone: the pending delete completes.
