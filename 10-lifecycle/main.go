@@ -31,7 +31,6 @@ import (
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -110,10 +109,10 @@ func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // 403 Forbidden: on a real cluster it impersonates a user no RBAC rule
 // names (a user who may not impersonate gets a 403 for that instead);
 // the workshop cluster ignores impersonation, so it is told to refuse.
-// It is built without the course's stop-at-the-first-403 guard.
+// Its 403s do not end the run (cluster.ConfigExpecting403), and its
+// requests are in the request log like every other client's.
 func clientWithoutGrant(c *cluster.Cluster) (kubernetes.Interface, error) {
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WrapTransport = nil // the guard, and the request log
+	cfg := c.ConfigExpecting403()
 	cfg.Impersonate.UserName = nobody
 	if c.Embedded() {
 		for _, verb := range []string{"watch", "list"} { // a watch-list, then a list

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
@@ -84,7 +85,8 @@ type Cluster struct {
 	// Description says which cluster this is, for stderr.
 	Description string
 
-	rec recorder // client-side request log
+	rec  recorder              // client-side request log
+	base transport.WrapperFunc // Config's transport wrapper before the recorder
 }
 
 // Embedded reports whether this is the embedded workshop cluster.
@@ -119,6 +121,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		c.Description = "embedded workshop cluster at " + srv.URL()
 	}
 	// Every client built from c.Config records its requests (Requests).
+	c.base = c.Config.WrapTransport
 	c.Config.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recordingTransport{next: rt, rec: &c.rec} })
 	client, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {

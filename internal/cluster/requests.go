@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
@@ -19,14 +21,15 @@ type recorder struct {
 }
 
 type recordingTransport struct {
-	next http.RoundTripper
-	rec  *recorder
+	next     http.RoundTripper
+	rec      *recorder
+	allow403 bool // see ConfigExpecting403
 }
 
 func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.rec.add(r)
 	resp, err := t.next.RoundTrip(r)
-	if err == nil && resp.StatusCode == http.StatusForbidden {
+	if err == nil && resp.StatusCode == http.StatusForbidden && !t.allow403 {
 		t.rec.forbidden(r, resp)
 	}
 	return resp, err
@@ -55,4 +58,17 @@ func (c *Cluster) ResetRequests() {
 	c.rec.mu.Lock()
 	defer c.rec.mu.Unlock()
 	c.rec.reqs = nil
+}
+
+// ConfigExpecting403 is a copy of Config for a client that a chapter
+// means to be refused (10-lifecycle teaches what a 403 does to an
+// informer): its requests are recorded like any other, but a 403 it gets
+// does not end the run (see stopOnForbidden).
+func (c *Cluster) ConfigExpecting403() *rest.Config {
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WrapTransport = c.base
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return recordingTransport{next: rt, rec: &c.rec, allow403: true}
+	})
+	return cfg
 }
