@@ -209,20 +209,11 @@ func defaultPod(obj runtime.Object, _ metav1.Time) {
 // defaultPodSpec fills the defaults of a pod spec, a pod's or a
 // template's (transcript 30).
 func defaultPodSpec(s *corev1.PodSpec) {
+	for i := range s.InitContainers {
+		defaultContainer(&s.InitContainers[i])
+	}
 	for i := range s.Containers {
-		c := &s.Containers[i]
-		if c.TerminationMessagePath == "" {
-			c.TerminationMessagePath = corev1.TerminationMessagePathDefault
-		}
-		if c.TerminationMessagePolicy == "" {
-			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
-		}
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = corev1.PullIfNotPresent
-			if tagIsLatest(c.Image) {
-				c.ImagePullPolicy = corev1.PullAlways
-			}
-		}
+		defaultContainer(&s.Containers[i])
 	}
 	if s.RestartPolicy == "" {
 		s.RestartPolicy = corev1.RestartPolicyAlways
@@ -238,6 +229,23 @@ func defaultPodSpec(s *corev1.PodSpec) {
 	}
 	if s.SchedulerName == "" {
 		s.SchedulerName = corev1.DefaultSchedulerName
+	}
+}
+
+// defaultContainer is kube-apiserver's SetDefaults_Container, which its
+// generated defaulters apply to init containers and containers alike.
+func defaultContainer(c *corev1.Container) {
+	if c.TerminationMessagePath == "" {
+		c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	}
+	if c.TerminationMessagePolicy == "" {
+		c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	}
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = corev1.PullIfNotPresent
+		if tagIsLatest(c.Image) {
+			c.ImagePullPolicy = corev1.PullAlways
+		}
 	}
 }
 

@@ -421,3 +421,30 @@ func TestDefaultTolerationsNotDuplicated(t *testing.T) {
 		t.Errorf("tolerations %v, want %v", keys, want)
 	}
 }
+
+// TestInitContainerDefaults: kube-apiserver's container defaults
+// (terminationMessagePath, terminationMessagePolicy, imagePullPolicy) are
+// filled in init containers as in containers, in a pod and in a template.
+func TestInitContainerDefaults(t *testing.T) {
+	want := corev1.Container{
+		Name: "init", Image: "busybox",
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		ImagePullPolicy:          corev1.PullAlways, // no tag: latest
+	}
+	spec := func() corev1.PodSpec {
+		return corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "app:1"}},
+		}
+	}
+	pod := &corev1.Pod{Spec: spec()}
+	defaultPod(pod, metav1.Time{})
+	tmpl := spec()
+	defaultPodSpec(&tmpl)
+	for what, got := range map[string]corev1.Container{"pod": pod.Spec.InitContainers[0], "template": tmpl.InitContainers[0]} {
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s init container (-want +got):\n%s", what, diff)
+		}
+	}
+}
