@@ -29,12 +29,12 @@ var lessonFloor = map[string]int{
 	"01-watch":      31,
 	"02-deltafifo":  44,
 	"03-reflector":  22,
-	"04-indexer":    38,
-	"05-informer":   34,
+	"04-indexer":    36,
+	"05-informer":   32,
 	"06-factory":    38,
-	"07-controller": 25,
-	"08-testing":    35,
-	"09-metadata":   48,
+	"07-controller": 24,
+	"08-testing":    34,
+	"09-metadata":   43,
 	"10-lifecycle":  35,
 }
 
@@ -47,8 +47,9 @@ var lessonFloor = map[string]int{
 // as pods.Create, metav1.ListOptions, list.ResourceVersion or w.Stop do,
 // or a variable holding such a thing (the objects the calls act on). It
 // is scaffolding when it names nothing of theirs (if err != nil, return
-// err, a call of a course helper, a loop over names), when it is a
-// function's signature, or when it is part of a call that prints or
+// err, return obj, nil, a call of a course helper, a loop over names),
+// when it is a function's signature, or when it is part of a call that
+// prints or
 // awaits (fmt.Fprint*, the show package, a chapter's print* helpers),
 // whatever it prints.
 //
@@ -201,6 +202,14 @@ func lessonShare(dir string, exports map[string]string) (share, error) {
 					printing[l] = true
 				}
 			}
+		case *ast.ReturnStmt:
+			// return err, return obj, nil: plumbing, unless it returns
+			// what a client-go call returns (return pods.Delete(...)).
+			if !callsKubernetes(n, info) {
+				for l := line(n.Pos()); l <= line(n.End()); l++ {
+					printing[l] = true
+				}
+			}
 		case *ast.FuncDecl:
 			for l := line(n.Pos()); l <= line(n.Type.End()); l++ {
 				printing[l] = true // a signature: not lesson either
@@ -243,6 +252,28 @@ func fromKubernetes(obj types.Object) bool {
 		return false
 	}
 	return strings.HasPrefix(obj.Pkg().Path(), "k8s.io/")
+}
+
+// callsKubernetes reports whether n calls a function or method that
+// k8s.io defines.
+func callsKubernetes(n ast.Node, info *types.Info) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			var id *ast.Ident
+			switch f := call.Fun.(type) {
+			case *ast.Ident:
+				id = f
+			case *ast.SelectorExpr:
+				id = f.Sel
+			}
+			if obj := info.Uses[id]; id != nil && obj != nil && fromKubernetes(obj) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // holdsKubernetes reports whether obj is a variable holding something
