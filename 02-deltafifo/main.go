@@ -13,7 +13,8 @@
 // tools/cache/the_real_fifo.go and tools/cache/controller.go
 // (newQueueFIFO, processDeltas). This file drives the queues;
 // informer.go does with each popped entry what an informer does;
-// observe.go only shows them at work (a tap, the formatting).
+// pod.go holds the object queued; observe.go only shows the queues at
+// work (a tap, the formatting).
 package main
 
 import (
@@ -265,11 +266,6 @@ func bookmark(q cache.Queue, rv string) error {
 // feature gates. The same calls as steps 1 to 3 go in.
 func realFIFO(ctx context.Context, out io.Writer) error {
 	fmt.Fprintln(out, "\nStep 4. RealFIFO, built the way informers build it in v0.37")
-	gates := features.FeatureGates()
-	fmt.Fprintf(out, "  gates:   InOrderInformers=%v AtomicFIFO=%v UnlockWhileProcessingFIFO=%v\n",
-		gates.Enabled(features.InOrderInformers),
-		gates.Enabled(features.AtomicFIFO),
-		gates.Enabled(features.UnlockWhileProcessingFIFO))
 	opts := informerOptions(cache.NewStore(podKey))
 	printOptions(out, opts)
 
@@ -411,19 +407,6 @@ func closing(_ context.Context, out io.Writer) error {
 	}
 	return nil
 }
-
-// Pod stands in for a Kubernetes object. A queue does not care what
-// it holds: it only needs a key, which podKey supplies.
-type Pod struct {
-	Name    string
-	Version int
-}
-
-func pod(name string, version int) Pod {
-	return Pod{Name: name, Version: version}
-}
-
-func (p Pod) String() string { return fmt.Sprintf("%s v%d", p.Name, p.Version) }
 
 // podKey is the KeyFunction. Like DeletionHandlingMetaNamespaceKeyFunc
 // it also accepts a tombstone, so a Store keyed by it can delete one.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -152,8 +153,14 @@ func (l handlerLog) OnUpdate(old, obj any) {
 
 func (l handlerLog) OnDelete(obj any) { l("OnDelete " + describe(obj)) }
 
-// printOptions prints the RealFIFOOptions that informerOptions chose.
+// printOptions prints the feature gates informerOptions reads, and the
+// RealFIFOOptions it chose from them.
 func printOptions(out io.Writer, opts cache.RealFIFOOptions) {
+	gates := features.FeatureGates()
+	fmt.Fprintf(out, "  gates:   InOrderInformers=%v AtomicFIFO=%v UnlockWhileProcessingFIFO=%v\n",
+		gates.Enabled(features.InOrderInformers),
+		gates.Enabled(features.AtomicFIFO),
+		gates.Enabled(features.UnlockWhileProcessingFIFO))
 	known := "nil"
 	if opts.KnownObjects != nil {
 		known = "the consumer's store"
