@@ -53,48 +53,41 @@ var (
 )
 
 // run is the chapter, one step after another. Each step starts its own
-// informers and stops them before it returns.
+// informers and stops them before it returns. The deployment of step 1
+// owns the pods that steps 2 and 4 create.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	owner, err := dynamicDeployments(ctx, out, c)
-	if err != nil {
-		return err
+	var owner metav1.OwnerReference
+	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster, *metav1.OwnerReference) error{
+		dynamicDeployments, metadataPods, metadataWire, memoryPerPod, transformSees, cacheThenGet,
+	} {
+		if err := step(ctx, out, c, &owner); err != nil {
+			return err
+		}
 	}
-	if err := metadataPods(ctx, out, c, owner); err != nil {
-		return err
-	}
-	if err := metadataWire(ctx, out, c); err != nil {
-		return err
-	}
-	if err := memoryPerPod(ctx, out, c, owner); err != nil {
-		return err
-	}
-	if err := transformSees(ctx, out, c); err != nil {
-		return err
-	}
-	return cacheThenGet(ctx, out, c)
+	return nil
 }
 
 // dynamicDeployments caches deployments through the dynamic client,
 // which knows no Go types: every object is an Unstructured, a
-// map[string]any as the JSON decoder made it. It returns the deployment
-// as an owner for the pods of the next steps.
-func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster) (metav1.OwnerReference, error) {
+// map[string]any as the JSON decoder made it. It sets owner to the
+// deployment, for the pods of the next steps.
+func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster, owner *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "Step 1. Dynamic: a dynamicinformer caches deployments as Unstructured")
 	// Paused with 0 replicas: on a real cluster no controller acts on it.
 	created, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx,
 		pausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
 	if err != nil {
-		return metav1.OwnerReference{}, err
+		return err
 	}
 	// Not metav1.NewControllerRef: its BlockOwnerDeletion needs a
 	// permission on the deployment's finalizers on some clusters.
-	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment",
+	*owner = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment",
 		Name: created.Name, UID: created.UID, Controller: ptr.To(true)}
 
 	// !+dynamicInformer
 	dc, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
-		return owner, err
+		return err
 	}
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(
 		dc, 0, c.Namespace, nil)
@@ -104,15 +97,15 @@ func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster) 
 	defer cancel()           // runs first: stops them
 	factory.Start(ctx.Done())
 	if !cache.WaitFor(ctx, "", deployments.Informer().HasSyncedChecker()) {
-		return owner, context.Cause(ctx)
+		return context.Cause(ctx)
 	}
 	obj, err := deployments.Lister().ByNamespace(c.Namespace).Get("web")
 	if err != nil {
-		return owner, err
+		return err
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return owner, fmt.Errorf("the lister returned a %T", obj)
+		return fmt.Errorf("the lister returned a %T", obj)
 	}
 	// !-dynamicInformer
 	printUnstructured(out, u)
@@ -120,20 +113,20 @@ func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster) 
 	// !+nested
 	replicas, _, err := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	if err != nil {
-		return owner, err
+		return err
 	}
 	containers, _, err := unstructured.NestedSlice(u.Object,
 		"spec", "template", "spec", "containers")
 	if err != nil || len(containers) == 0 {
-		return owner, fmt.Errorf("no containers (%v)", err)
+		return fmt.Errorf("no containers (%v)", err)
 	}
 	first, ok := containers[0].(map[string]any)
 	if !ok {
-		return owner, fmt.Errorf("a container is a %T", containers[0])
+		return fmt.Errorf("a container is a %T", containers[0])
 	}
 	image, _, err := unstructured.NestedString(first, "image")
 	if err != nil {
-		return owner, err
+		return err
 	}
 	// The types are in the data, not in Go: asking for the wrong one
 	// is an error at run time.
@@ -147,22 +140,22 @@ func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster) 
 	err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d)
 	// !-convert
 	if err != nil {
-		return owner, err
+		return err
 	}
 	fmt.Fprintf(out, "  FromUnstructured: %T paused=%t replicas=%d image=%s\n",
 		&d, d.Spec.Paused, *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
-	return owner, nil
+	return nil
 }
 
 // metadataPods caches pods through the metadata client: the server
 // sends only each object's metadata.
-func metadataPods(ctx context.Context, out io.Writer, c *cluster.Cluster, owner metav1.OwnerReference) error {
+func metadataPods(ctx context.Context, out io.Writer, c *cluster.Cluster, owner *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "\nStep 2. Metadata only: a metadatainformer caches pods as PartialObjectMetadata")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
 		pod := show.GatedPod(name, cluster.Labels("app", "web"))
 		pod.Annotations = map[string]string{"team": "storefront"}
-		pod.OwnerReferences = []metav1.OwnerReference{owner}
+		pod.OwnerReferences = []metav1.OwnerReference{*owner}
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -200,7 +193,7 @@ func metadataPods(ctx context.Context, out io.Writer, c *cluster.Cluster, owner 
 // metadataWire shows the request the metadata informer of step 2 sent,
 // then makes the same request by hand, asking for JSON, to read what
 // comes back.
-func metadataWire(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+func metadataWire(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "\nStep 3. The wire: the metadata informer asks for PartialObjectMetadata")
 	printAccept(out, c.Requests())
 
@@ -236,13 +229,13 @@ const shapedPods = 10
 
 // memoryPerPod creates pods shaped like production ones and caches them
 // five ways at once, then measures what each cache holds per pod.
-func memoryPerPod(ctx context.Context, out io.Writer, c *cluster.Cluster, owner metav1.OwnerReference) error {
+func memoryPerPod(ctx context.Context, out io.Writer, c *cluster.Cluster, owner *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "\nStep 4. Memory per pod: five informers over the same pods, side by side")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for i := range shapedPods {
 		// The server ignores the status of a new pod: a kubelet
 		// writes it, through the status subresource.
-		pod, status, err := shapedPod(i, owner)
+		pod, status, err := shapedPod(i, *owner)
 		if err != nil {
 			return err
 		}
@@ -349,7 +342,7 @@ func dropManagedFields(obj any) (any, error) {
 // transformSees runs an informer whose Transform and handler report
 // every call: through a watch-list start, an update, a delete and a
 // resync.
-func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "\nStep 5. What a Transform receives, and what it never receives")
 	transformed, calls := show.NewLines(ctx), show.NewLines(ctx)
 	resyncs := make(chan string, 100)
@@ -399,7 +392,7 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 
 // cacheThenGet reads a pod's metadata from a metadata informer's cache,
 // then, for what the cache does not hold, GETs the pod from the server.
-func cacheThenGet(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+func cacheThenGet(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "\nStep 6. A metadata cache has names, labels and owners; the spec costs a GET")
 	mc, err := metadata.NewForConfig(c.Config)
 	if err != nil {

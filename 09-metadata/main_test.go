@@ -35,8 +35,8 @@ func TestREADME(t *testing.T) { chaptertest.README(t, "09-metadata") }
 func TestMemoryFiguresHaveMargin(t *testing.T) {
 	c := chaptertest.Start(t)
 	ctx := t.Context()
-	owner, err := dynamicDeployments(ctx, io.Discard, c)
-	if err != nil {
+	var owner metav1.OwnerReference
+	if err := dynamicDeployments(ctx, io.Discard, c, &owner); err != nil {
 		t.Fatal(err)
 	}
 	pods := c.Client.CoreV1().Pods(c.Namespace)
