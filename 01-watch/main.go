@@ -95,8 +95,7 @@ func watchFromListRV(ctx context.Context, out io.Writer, c *cluster.Cluster, lis
 	if err := makeChanges(ctx, out, c); err != nil {
 		return err
 	}
-	_, err = printEvents(ctx, out, w, changes)
-	return err
+	return printEvents(ctx, out, w, changes)
 }
 
 // changes is the number of events makeChanges causes: ADDED, MODIFIED
@@ -145,8 +144,7 @@ func watchThroughListWatch(ctx context.Context, out io.Writer, c *cluster.Cluste
 		return err
 	}
 	defer w.Stop()
-	_, err = printEvents(ctx, out, w, changes)
-	return err
+	return printEvents(ctx, out, w, changes)
 }
 
 // rawWatch makes the watch request by hand. A watch is one long HTTP GET
@@ -191,8 +189,7 @@ func watchFromNow(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *met
 		return err
 	}
 	defer w.Stop()
-	_, err = printEvents(ctx, out, w, 2) // web-1 and web-3 exist
-	return err
+	return printEvents(ctx, out, w, 2) // web-1 and web-3 exist
 }
 
 // watchList asks for a watch-list: sendInitialEvents=true asks for the
@@ -213,12 +210,11 @@ func watchList(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1
 		return err
 	}
 	defer w.Stop()
-	events, err := printEvents(ctx, out, w, 3) // 2 ADDED, 1 BOOKMARK
+	bm, err := printLast(ctx, out, w, 3) // 2 ADDED, then the BOOKMARK
 	if err != nil {
 		return err
 	}
 	// !+bookmark
-	bm := events[len(events)-1]
 	if pod, ok := bm.Object.(*corev1.Pod); ok && bm.Type == watch.Bookmark {
 		fmt.Fprintf(out, "  bookmark annotations: %s=%q\n",
 			metav1.InitialEventsAnnotationKey,
@@ -244,12 +240,12 @@ func watchExpired(ctx context.Context, out io.Writer, c *cluster.Cluster, list *
 		return err
 	}
 	defer w.Stop()
-	events, err := printEvents(ctx, out, w, 1)
+	ev, err := printLast(ctx, out, w, 1)
 	if err != nil {
 		return err
 	}
 	// !+expired
-	if st, ok := events[0].Object.(*metav1.Status); ok {
+	if st, ok := ev.Object.(*metav1.Status); ok {
 		err := apierrors.FromObject(st)
 		fmt.Fprintf(out, "  apierrors.IsResourceExpired: %v, IsGone: %v\n",
 			apierrors.IsResourceExpired(err), apierrors.IsGone(err))

@@ -21,14 +21,24 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
-// printEvents receives the next n events of w, prints one line for each,
-// and returns them.
-func printEvents(ctx context.Context, out io.Writer, w watch.Interface, n int) ([]watch.Event, error) {
+// printEvents receives the next n events of w and prints one line for
+// each.
+func printEvents(ctx context.Context, out io.Writer, w watch.Interface, n int) error {
+	_, err := printLast(ctx, out, w, n)
+	return err
+}
+
+// printLast is printEvents for a step that looks into what came last:
+// it returns the last of the n events.
+func printLast(ctx context.Context, out io.Writer, w watch.Interface, n int) (watch.Event, error) {
 	events, err := receive(ctx, w, n)
 	for _, ev := range events {
 		fmt.Fprintln(out, " ", describeEvent(ev))
 	}
-	return events, err
+	if err != nil {
+		return watch.Event{}, err
+	}
+	return events[n-1], nil
 }
 
 // receive reads n events from a watch, or fails if the stream ends or
