@@ -10,11 +10,11 @@
 // Read alongside (client-go v0.37.2, apimachinery v0.37.2):
 // apimachinery pkg/watch/watch.go (Interface, Event, EventType) and
 // client-go tools/cache/listwatch.go (ListWatch). observe.go holds what
-// only shows the events: reading n of them, and one line for each.
+// only shows the events (reading n of them, and one line for each) and
+// the workshop cluster's compaction that step 7 needs.
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -36,65 +36,45 @@ import (
 func main() { cluster.Main("01-watch", run) }
 
 // run is the chapter: one step after another, each printing a heading,
-// then what it saw.
+// then what it saw. list is what the steps share: step 1 fills it with
+// the LIST's metadata, and the steps after it watch from its
+// resourceVersion.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	// Step 1. LIST: the items, and the resourceVersion of the list.
-	listRV, err := listPods(ctx, out, c)
-	if err != nil {
-		return err
+	var list metav1.ListMeta
+	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster, *metav1.ListMeta) error{
+		listPods, watchFromListRV, watchThroughListWatch, rawWatch,
+		watchFromNow, watchList, watchExpired,
+	} {
+		if err := step(ctx, out, c, &list); err != nil {
+			return err
+		}
 	}
-
-	// Step 2. WATCH from that resourceVersion: every change after it.
-	if err := watchFromListRV(ctx, out, c, listRV); err != nil {
-		return err
-	}
-
-	// Step 3. The same watch through the ListWatch informers use.
-	if err := watchThroughListWatch(ctx, out, c, listRV); err != nil {
-		return err
-	}
-
-	// Step 4. The same watch again, as plain HTTP.
-	if err := rawWatch(ctx, out, c, listRV); err != nil {
-		return err
-	}
-
-	// Step 5. WATCH with no resourceVersion: "from now".
-	if err := watchFromNow(ctx, out, c); err != nil {
-		return err
-	}
-
-	// Step 6. A watch-list: the current state, then a BOOKMARK.
-	if err := watchList(ctx, out, c); err != nil {
-		return err
-	}
-
-	// Step 7. A resourceVersion the server no longer has: 410.
-	return watchExpired(ctx, out, c, listRV)
+	return nil
 }
 
 // listPods creates two pods and lists them. The list returns the items
 // and the resourceVersion the whole list was read at: the bookmark from
-// which a watch can continue without missing anything.
-func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster) (string, error) {
+// which a watch can continue without missing anything. listPods keeps
+// the list's metadata in list, for the steps after it.
+func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster, list *metav1.ListMeta) error {
 	fmt.Fprintln(out, "Step 1. LIST pods: the items, and the list's resourceVersion")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
 		pod := show.GatedPod(name, cluster.Labels("app", "web"))
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			return "", err
+			return err
 		}
 	}
-	list, err := pods.List(ctx, metav1.ListOptions{})
+	podList, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "", err
+		return err
 	}
-	for _, p := range list.Items {
+	for _, p := range podList.Items {
 		fmt.Fprintf(out, "  %-9s %s\n", "item", describe(&p))
 	}
-	listRV := list.ResourceVersion
-	fmt.Fprintf(out, "  list resourceVersion=%s\n", listRV)
-	return listRV, nil
+	*list = podList.ListMeta
+	fmt.Fprintf(out, "  list resourceVersion=%s\n", list.ResourceVersion)
+	return nil
 }
 
 // watchFromListRV watches with the typed client from the list's
@@ -102,11 +82,11 @@ func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster) (string, e
 // after that resourceVersion, in order, each stamped with a new one.
 // Deleting a pod gives two events: MODIFIED (deletionTimestamp set),
 // then DELETED.
-func watchFromListRV(ctx context.Context, out io.Writer, c *cluster.Cluster, listRV string) error {
-	fmt.Fprintf(out, "\nStep 2. WATCH from resourceVersion %s (typed client)\n", listRV)
+func watchFromListRV(ctx context.Context, out io.Writer, c *cluster.Cluster, list *metav1.ListMeta) error {
+	fmt.Fprintf(out, "\nStep 2. WATCH from resourceVersion %s (typed client)\n", list.ResourceVersion)
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	// !+typedWatch
-	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: listRV})
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		return err
 	}
@@ -115,8 +95,7 @@ func watchFromListRV(ctx context.Context, out io.Writer, c *cluster.Cluster, lis
 	if err := makeChanges(ctx, out, c); err != nil {
 		return err
 	}
-	_, err = printEvents(ctx, out, w, changes)
-	return err
+	return printEvents(ctx, out, w, changes)
 }
 
 // changes is the number of events makeChanges causes: ADDED, MODIFIED
@@ -152,21 +131,20 @@ func makeChanges(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // through a ListWatch over the REST client. Watching again from the same
 // resourceVersion replays the same changes: the server keeps a history,
 // and the resourceVersion says where in it to start.
-func watchThroughListWatch(ctx context.Context, out io.Writer, c *cluster.Cluster, listRV string) error {
+func watchThroughListWatch(ctx context.Context, out io.Writer, c *cluster.Cluster, list *metav1.ListMeta) error {
 	fmt.Fprintln(out, "\nStep 3. The same WATCH through cache.ListWatch (as informers do)")
 	// !+listWatch
 	lw := cache.NewListWatchFromClient(
 		c.Client.CoreV1().RESTClient(), "pods", c.Namespace,
 		fields.Everything())
 	w, err := lw.WatchWithContext(ctx,
-		metav1.ListOptions{ResourceVersion: listRV})
+		metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	// !-listWatch
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
-	_, err = printEvents(ctx, out, w, changes)
-	return err
+	return printEvents(ctx, out, w, changes)
 }
 
 // rawWatch makes the watch request by hand. A watch is one long HTTP GET
@@ -174,14 +152,14 @@ func watchThroughListWatch(ctx context.Context, out io.Writer, c *cluster.Cluste
 // flushed as each change happens. (client-go's typed clients ask for
 // protobuf by default; here we ask for JSON to read it.) Each frame is
 // printed up to the object's resourceVersion: the rest is the whole pod.
-func rawWatch(ctx context.Context, out io.Writer, c *cluster.Cluster, listRV string) error {
+func rawWatch(ctx context.Context, out io.Writer, c *cluster.Cluster, list *metav1.ListMeta) error {
 	fmt.Fprintln(out, "\nStep 4. The wire: GET ...?watch=true, one JSON frame per event")
 	// The REST client builds the URL; the HTTP client carries the
 	// kubeconfig's credentials. The request itself is plain HTTP.
 	// !+rawWatch
 	url := c.Client.CoreV1().RESTClient().Get().
 		Namespace(c.Namespace).Resource("pods").
-		Param("watch", "true").Param("resourceVersion", listRV).URL()
+		Param("watch", "true").Param("resourceVersion", list.ResourceVersion).URL()
 	httpClient, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
 		return err
@@ -197,18 +175,13 @@ func rawWatch(ctx context.Context, out io.Writer, c *cluster.Cluster, listRV str
 	}
 	defer resp.Body.Close() // ends the stream when we have read enough
 	// !-rawWatch
-	printResponse(out, resp)
-	// One frame per line; a frame holds a whole object, which can be
-	// larger than a Scanner's default 64 KiB line.
-	frames := bufio.NewScanner(resp.Body)
-	frames.Buffer(nil, 4<<20)
-	return printFrames(out, frames, changes)
+	return printResponse(out, resp, changes)
 }
 
 // watchFromNow watches with no resourceVersion: "start at the most
 // recent". The server first sends a synthetic ADDED for every object
 // that exists now (a list in disguise), then the changes.
-func watchFromNow(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+func watchFromNow(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1.ListMeta) error {
 	fmt.Fprintln(out, "\nStep 5. WATCH with resourceVersion unset: synthetic ADDED for what exists")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	w, err := pods.Watch(ctx, metav1.ListOptions{})
@@ -216,15 +189,14 @@ func watchFromNow(ctx context.Context, out io.Writer, c *cluster.Cluster) error 
 		return err
 	}
 	defer w.Stop()
-	_, err = printEvents(ctx, out, w, 2) // web-1 and web-3 exist
-	return err
+	return printEvents(ctx, out, w, 2) // web-1 and web-3 exist
 }
 
 // watchList asks for a watch-list: sendInitialEvents=true asks for the
 // current state as ADDED events and then a BOOKMARK, an event that
 // carries no object change, only a resourceVersion; its annotation marks
 // the end of the initial events. This is how v0.37 reflectors start.
-func watchList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+func watchList(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1.ListMeta) error {
 	fmt.Fprintln(out, "\nStep 6. Watch-list: initial ADDED events, then a BOOKMARK")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	// !+watchList
@@ -238,12 +210,11 @@ func watchList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	defer w.Stop()
-	events, err := printEvents(ctx, out, w, 3) // 2 ADDED, 1 BOOKMARK
+	bm, err := printLast(ctx, out, w, 3) // 2 ADDED, then the BOOKMARK
 	if err != nil {
 		return err
 	}
 	// !+bookmark
-	bm := events[len(events)-1]
 	if pod, ok := bm.Object.(*corev1.Pod); ok && bm.Type == watch.Bookmark {
 		fmt.Fprintf(out, "  bookmark annotations: %s=%q\n",
 			metav1.InitialEventsAnnotationKey,
@@ -258,26 +229,23 @@ func watchList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // cache holds a window). A watch from before that window gets an ERROR
 // event with a 410 Expired Status: the client must LIST again. Doing
 // that for you is the reflector's job (chapter 03).
-func watchExpired(ctx context.Context, out io.Writer, c *cluster.Cluster, listRV string) error {
+func watchExpired(ctx context.Context, out io.Writer, c *cluster.Cluster, list *metav1.ListMeta) error {
 	fmt.Fprintln(out, "\nStep 7. WATCH from a compacted resourceVersion: ERROR 410 Expired")
-	if !c.Embedded() {
-		fmt.Fprintln(out, "  skipped on a real cluster: kube-apiserver cannot be made to compact its history on demand")
-		return nil
+	if !stageCompaction(out, c) {
+		return nil // a real cluster cannot be made to compact
 	}
-	compactedTo := c.Server.CompactHistory()
-	fmt.Fprintf(out, "  (the workshop cluster compacts its history to resourceVersion=%s)\n", compactedTo)
 	pods := c.Client.CoreV1().Pods(c.Namespace)
-	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: listRV})
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
-	events, err := printEvents(ctx, out, w, 1)
+	ev, err := printLast(ctx, out, w, 1)
 	if err != nil {
 		return err
 	}
 	// !+expired
-	if st, ok := events[0].Object.(*metav1.Status); ok {
+	if st, ok := ev.Object.(*metav1.Status); ok {
 		err := apierrors.FromObject(st)
 		fmt.Fprintf(out, "  apierrors.IsResourceExpired: %v, IsGone: %v\n",
 			apierrors.IsResourceExpired(err), apierrors.IsGone(err))

@@ -2,7 +2,8 @@ package main
 
 // What the chapter needs only to show its watches, not what it teaches:
 // reading exactly the events a step caused (so nothing waits on a timer),
-// and one aligned line for each event, pod, response and wire frame.
+// one aligned line for each event, pod, response and wire frame, and the
+// workshop cluster's compaction that step 7 watches into.
 
 import (
 	"bufio"
@@ -16,16 +17,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
-// printEvents receives the next n events of w, prints one line for each,
-// and returns them.
-func printEvents(ctx context.Context, out io.Writer, w watch.Interface, n int) ([]watch.Event, error) {
+// printEvents receives the next n events of w and prints one line for
+// each.
+func printEvents(ctx context.Context, out io.Writer, w watch.Interface, n int) error {
+	_, err := printLast(ctx, out, w, n)
+	return err
+}
+
+// printLast is printEvents for a step that looks into what came last:
+// it returns the last of the n events.
+func printLast(ctx context.Context, out io.Writer, w watch.Interface, n int) (watch.Event, error) {
 	events, err := receive(ctx, w, n)
 	for _, ev := range events {
 		fmt.Fprintln(out, " ", describeEvent(ev))
 	}
-	return events, err
+	if err != nil {
+		return watch.Event{}, err
+	}
+	return events[n-1], nil
 }
 
 // receive reads n events from a watch, or fails if the stream ends or
@@ -75,18 +88,19 @@ func describe(p *corev1.Pod) string {
 	return s
 }
 
-// printResponse prints the watch request and the start of its answer:
-// the status and the content type, before any frame.
-func printResponse(out io.Writer, resp *http.Response) {
+// printResponse prints the watch request, the start of its answer (the
+// status and the content type), then the next n frames of its body,
+// shortened.
+func printResponse(out io.Writer, resp *http.Response, n int) error {
 	u := resp.Request.URL
 	fmt.Fprintf(out, "  GET %s?watch=true&resourceVersion=%s\n",
 		u.Path, u.Query().Get("resourceVersion"))
 	fmt.Fprintf(out, "  %s, Content-Type: %s\n",
 		resp.Status, resp.Header.Get("Content-Type"))
-}
-
-// printFrames prints the next n frames of a watch stream, shortened.
-func printFrames(out io.Writer, frames *bufio.Scanner, n int) error {
+	// One frame per line; a frame holds a whole object, which can be
+	// larger than a Scanner's default 64 KiB line.
+	frames := bufio.NewScanner(resp.Body)
+	frames.Buffer(nil, 4<<20)
 	for range n {
 		if !frames.Scan() {
 			return errors.Join(errors.New("watch stream ended early"), frames.Err())
@@ -111,4 +125,18 @@ func shorten(frame string) string {
 		s = s[:i] + `"uid":…` + s[j:]
 	}
 	return s + ",…}…}"
+}
+
+// stageCompaction makes the workshop cluster forget its history up to
+// now, as etcd's compaction does, and says so. A real kube-apiserver
+// cannot be made to compact on demand: there it says that step 7 is
+// skipped, and returns false.
+func stageCompaction(out io.Writer, c *cluster.Cluster) bool {
+	if !c.Embedded() {
+		fmt.Fprintln(out, "  skipped on a real cluster: kube-apiserver cannot be made to compact its history on demand")
+		return false
+	}
+	compactedTo := c.Server.CompactHistory()
+	fmt.Fprintf(out, "  (the workshop cluster compacts its history to resourceVersion=%s)\n", compactedTo)
+	return true
 }
