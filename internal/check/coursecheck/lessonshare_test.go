@@ -26,7 +26,7 @@ const lessonTarget = 50
 // reached: TestLessonShare fails when a change lowers it. Raise a floor
 // when a chapter gains; a chapter above lessonTarget needs no entry.
 var lessonFloor = map[string]int{
-	"01-watch":      31,
+	"01-watch":      37,
 	"02-deltafifo":  45,
 	"03-reflector":  22,
 	"04-indexer":    36,
