@@ -169,9 +169,7 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 
 	// A Transform may change the object in place but must be idempotent:
 	// with watch-list, initial objects pass through it twice.
-	var calls atomic.Int64
 	trim := func(obj any) (any, error) {
-		calls.Add(1)
 		if m, err := meta.Accessor(obj); err == nil {
 			m.SetManagedFields(nil)
 			a := m.GetAnnotations()
@@ -182,12 +180,13 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 		}
 		return obj, nil
 	}
+	var calls atomic.Int64
 	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
 		Handler:       h,
-		Transform:     trim,
+		Transform:     counted(&calls, trim), // counts its calls
 	})
 	defer start(ctx, ctrl.RunWithContext)()
 	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
@@ -247,4 +248,13 @@ func names(objs []any) []string {
 // sortedKeys returns the store's keys, sorted: ListKeys walks a map.
 func sortedKeys(store cache.Store) []string {
 	return slices.Sorted(slices.Values(store.ListKeys()))
+}
+
+// counted wraps a Transform and counts its calls in n (step 3), so that
+// the Transform the chapter shows does only what a Transform should.
+func counted(n *atomic.Int64, transform cache.TransformFunc) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		n.Add(1)
+		return transform(obj)
+	}
 }
