@@ -167,7 +167,7 @@ func splitActions(actions []clienttesting.Action) (informer, test string) {
 	return strings.Join(inf, ", "), strings.Join(other, ", ")
 }
 
-// nextEvents reads events from w up to and including the one that
+// eventsUntil reads events from w up to and including the one that
 // describes as last ("DELETED pod/x"; "" for the first event), and
 // returns them described.
 func eventsUntil(ctx context.Context, w watch.Interface, last string) ([]string, error) {
