@@ -149,12 +149,7 @@ func writeBetweenListAndWatch(ctx context.Context, out io.Writer, c *cluster.Clu
 	}
 	_, errCache := lister.Pods(c.Namespace).Get("api-1")
 	_, errFake := client.CoreV1().Pods(c.Namespace).Get(ctx, "api-1", metav1.GetOptions{})
-	rv := watchedFrom(client.Actions())
-	fmt.Fprintf(out, "  the informer listed web-1 and api-1 at resourceVersion %s\n"+
-		"  before its WATCH (in a watch reactor): create pod/web-2, delete pod/api-1; counts %s\n"+
-		"    web-2 seen: the fake's watch from resourceVersion %s replays newer objects\n"+
-		"    api-1 lost: the lister finds it: %t, the fake finds it: %t, for good\n",
-		rv, counter, rv, errCache == nil, errFake == nil)
+	printLost(out, watchedFrom(client.Actions()), counter, errCache == nil, errFake == nil)
 
 	// !+fix
 	// The fix: know that the watch is open before a delete. This reactor
@@ -190,14 +185,10 @@ func writeBetweenListAndWatch(ctx context.Context, out io.Writer, c *cluster.Clu
 func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 3. The fake opts out of watch-list: what the informer asks for")
 	client := fake.NewClientset(seedPods(c.Namespace)...)
-	// Synced means listed; the watch comes after. This reactor says
-	// when an informer opens its watch, and leaves it to the tracker.
-	watching := make(chan string, 3)
-	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
-		watching <- "watching"
-		return false, nil, nil
-	})
 	ctx, cancel := context.WithCancel(ctx)
+	// Synced means listed; the watch comes after. watching says when an
+	// informer opens its watch (a watch reactor, in observe.go).
+	watching := watchesOpened(ctx, client)
 	onFake := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(c.Namespace))
 	onCluster := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(c.Namespace))
 	var wg sync.WaitGroup
@@ -213,11 +204,11 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 			return err
 		}
 	}
-	if _, err := receive(ctx, watching); err != nil {
+	if _, err := watching.Await(ctx, 1); err != nil {
 		return err
 	}
-	report(out, "a factory's pod informer on fake.NewClientset():", fakeRequests(client.Actions()))
-	report(out, "the same informer on the "+clusterName(c)+":", show.Requests(c.Requests(), show.ListsAndWatches))
+	printRequests(out, "a factory's pod informer on fake.NewClientset():", fakeRequests(client.Actions()))
+	printRequests(out, "the same informer on the "+clusterName(c)+":", show.Requests(c.Requests(), show.ListsAndWatches))
 
 	// !+listwatch
 	// A ListWatch written by hand, as many tests do. The reflector asks
@@ -241,7 +232,7 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if err != nil {
 		return err
 	}
-	report(out, "a hand-built cache.ListWatch on the fake:", fakeRequests(client.Actions()))
+	printRequests(out, "a hand-built cache.ListWatch on the fake:", fakeRequests(client.Actions()))
 	fmt.Fprintf(out, "    the reflector took %s, and waits for a bookmark: HasSynced=%t, for ever\n", strings.Join(got, ", "), stuck.HasSynced())
 
 	client.ClearActions()
@@ -253,12 +244,11 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if !cache.WaitFor(ctx, "", fixed.HasSyncedChecker()) {
 		return context.Cause(ctx)
 	}
-	for range 2 { // the stuck informer's watch, then this one's
-		if _, err := receive(ctx, watching); err != nil {
-			return err
-		}
+	// The stuck informer's watch, then this one's.
+	if _, err := watching.Await(ctx, 2); err != nil {
+		return err
 	}
-	report(out, "the same, through cache.ToListWatcherWithWatchListSemantics(lw, client):", fakeRequests(client.Actions()))
+	printRequests(out, "the same, through cache.ToListWatcherWithWatchListSemantics(lw, client):", fakeRequests(client.Actions()))
 	fmt.Fprintf(out, "    HasSynced=%t\n", fixed.HasSynced())
 	return nil
 }
@@ -317,19 +307,12 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 	return nil
 }
 
-// whatTheFakeDoesNotDo is step 5: each probe does one thing to pods and
-// says what came back, once on a new fake, once on the cluster.
+// whatTheFakeDoesNotDo is step 5: each probe (probes.go) does one thing
+// to pods and says what came back, once on a new fake, once on the
+// cluster.
 func whatTheFakeDoesNotDo(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. What the fake does not do that an API server does")
-	for _, p := range []probe{
-		{"create, generateName", createPod},
-		{"update the image", updateImage},
-		{"update a stale copy", staleUpdate},
-		{"watch, labelSelector", watchWith("label", metav1.ListOptions{LabelSelector: "pick=label-yes"})},
-		{"watch, fieldSelector", watchWith("field", metav1.ListOptions{FieldSelector: "metadata.name=field-yes"})},
-		{"delete, on a watch", deleteOnWatch},
-		{"LIST, delete, WATCH", deleteBeforeWatch},
-	} {
+	for _, p := range probes {
 		onFake, errFake := p.run(ctx, fake.NewClientset().CoreV1().Pods(c.Namespace))
 		onCluster, err := p.run(ctx, c.Client.CoreV1().Pods(c.Namespace))
 		if err := errors.Join(errFake, err); err != nil {
@@ -370,8 +353,7 @@ func sameTestOnWorkshopCluster(ctx context.Context, out io.Writer, c *cluster.Cl
 		return err
 	}
 	// !-workshop
-	fmt.Fprintf(out, "  testCounter on %-30s passed, %s\n", "fake.NewClientset():", underASecond(onFake))
-	fmt.Fprintf(out, "  testCounter on %-30s passed, %s\n", testedOn(c)+":", underASecond(time.Since(start)))
+	printPassed(out, testedOn(c), onFake, time.Since(start))
 	return nil
 }
 
@@ -411,10 +393,4 @@ func newPod(ns, name, app string) *corev1.Pod {
 	p := show.GatedPod(name, cluster.Labels("app", app))
 	p.Namespace = ns
 	return p
-}
-
-// probePod is a pod of no app, so that no counter counts it; its pick
-// label is its name, for selectors.
-func probePod(name string) *corev1.Pod {
-	return show.GatedPod(name, cluster.Labels("pick", name))
 }

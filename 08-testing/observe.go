@@ -1,8 +1,9 @@
 package main
 
 // What the chapter needs only to show what happens: a tapped
-// ListWatch, the fake's recorded actions as requests, watch events
-// read and named, and the formatting of the steps' lines.
+// ListWatch, a watch reactor that says when a watch opens, the fake's
+// recorded actions as requests, watch events read and named, and the
+// formatting of the steps' lines.
 
 import (
 	"context"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -73,6 +75,18 @@ func (w *tappedWatch) Stop() {
 	w.Interface.Stop()
 }
 
+// watchesOpened reports on the lines it returns each watch of pods
+// that client opens, as it opens, from a watch reactor. The reactor
+// returns false: the tracker still serves the watch.
+func watchesOpened(ctx context.Context, client *fake.Clientset) *show.Lines {
+	opened := show.NewLines(ctx)
+	client.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		opened.Send(a.GetVerb() + " " + a.GetResource().Resource)
+		return false, nil, nil
+	})
+	return opened
+}
+
 // receive waits for the next line on ch.
 func receive(ctx context.Context, ch <-chan string) (string, error) {
 	select {
@@ -83,10 +97,20 @@ func receive(ctx context.Context, ch <-chan string) (string, error) {
 	}
 }
 
-// report prints a heading, then lines under it.
-func report(out io.Writer, heading string, lines []string) {
+// printRequests prints a heading, then the requests under it.
+func printRequests(out io.Writer, heading string, lines []string) {
 	fmt.Fprintf(out, "  %s\n", heading)
 	show.Print(out, "    ", lines)
+}
+
+// printLost is step 2's account of the two writes made between the
+// informer's LIST, at resourceVersion rv, and its WATCH.
+func printLost(out io.Writer, rv string, counter *appCounter, inCache, inFake bool) {
+	fmt.Fprintf(out, "  the informer listed web-1 and api-1 at resourceVersion %s\n"+
+		"  before its WATCH (in a watch reactor): create pod/web-2, delete pod/api-1; counts %s\n"+
+		"    web-2 seen: the fake's watch from resourceVersion %s replays newer objects\n"+
+		"    api-1 lost: the lister finds it: %t, the fake finds it: %t, for good\n",
+		rv, counter, rv, inCache, inFake)
 }
 
 // fakeRequests renders the list and watch calls a fake recorded as the
@@ -143,7 +167,7 @@ func splitActions(actions []clienttesting.Action) (informer, test string) {
 	return strings.Join(inf, ", "), strings.Join(other, ", ")
 }
 
-// nextEvents reads events from w up to and including the one that
+// eventsUntil reads events from w up to and including the one that
 // describes as last ("DELETED pod/x"; "" for the first event), and
 // returns them described.
 func eventsUntil(ctx context.Context, w watch.Interface, last string) ([]string, error) {
@@ -211,6 +235,13 @@ func watchedFrom(actions []clienttesting.Action) string {
 		}
 	}
 	return "(no watch)"
+}
+
+// printPassed is step 6's two lines: where testCounter passed, and how
+// long it took on the fake and then on the cluster named second.
+func printPassed(out io.Writer, second string, onFake, onSecond time.Duration) {
+	fmt.Fprintf(out, "  testCounter on %-30s passed, %s\n", "fake.NewClientset():", underASecond(onFake))
+	fmt.Fprintf(out, "  testCounter on %-30s passed, %s\n", second+":", underASecond(onSecond))
 }
 
 // testedOn names where step 6 ran the test the second time.

@@ -9,16 +9,31 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // probe is one line of step 5: what it does, and the doing.
 type probe struct {
 	what string
 	run  func(context.Context, corev1client.PodInterface) (string, error)
+}
+
+// probes are step 5's lines, in the order it prints them.
+var probes = []probe{
+	{"create, generateName", createPod},
+	{"update the image", updateImage},
+	{"update a stale copy", staleUpdate},
+	{"watch, labelSelector", watchWith("label", metav1.ListOptions{LabelSelector: "pick=label-yes"})},
+	{"watch, fieldSelector", watchWith("field", metav1.ListOptions{FieldSelector: "metadata.name=field-yes"})},
+	{"delete, on a watch", deleteOnWatch},
+	{"LIST, delete, WATCH", deleteBeforeWatch},
 }
 
 // !+probes
@@ -151,4 +166,10 @@ func createAndList(ctx context.Context, pods corev1client.PodInterface, names ..
 		return "", err
 	}
 	return list.ResourceVersion, nil
+}
+
+// probePod is a pod of no app, so that no counter counts it; its pick
+// label is its name, for selectors.
+func probePod(name string) *corev1.Pod {
+	return show.GatedPod(name, cluster.Labels("pick", name))
 }
