@@ -10,8 +10,10 @@
 //
 // Read alongside (client-go v0.37.2): tools/cache/index.go, store.go,
 // thread_safe_store.go, shared_informer.go, controller.go. pods.go holds
-// the pods and the IndexFuncs the steps hand to client-go; format.go
-// what only prints: aligned rows, sorted keys, the indices map.
+// the pods, the index names and the IndexFuncs the steps hand to
+// client-go; format.go what only prints (aligned rows, sorted keys, the
+// indices map) and start, which runs step 5's informer in the
+// background.
 package main
 
 import (
@@ -20,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,16 +33,6 @@ import (
 )
 
 func main() { cluster.Main("04-indexer", run) }
-
-// The chapter's index names. cache.NamespaceIndex ("namespace") is
-// client-go's own. Names are free strings: they only have to match
-// between the Indexers map and the queries.
-const (
-	byApp   = "app"
-	byNode  = "node"
-	byImage = "image"
-	byNsApp = "namespace/app"
-)
 
 // run is the chapter: one step after another, each printing a heading,
 // then what it found. Steps 1-4 and 6 work on pods built in memory.
@@ -129,11 +120,9 @@ func queries(w io.Writer, idx cache.Indexer) error {
 	// An unknown value is an empty answer; an unknown index an error.
 	none, err := idx.ByIndex(byApp, "nope")
 	row(w, "ByIndex(app, nope)", keysOf(none, nil), errText(err))
-	_, err = idx.ByIndex("zone", "a")
-	row(w, "ByIndex(zone, a)", errText(err))
+	row(w, "ByIndex(zone, a)", keysOf(idx.ByIndex("zone", "a")))
 
-	fmt.Fprintln(w, "  the indices: index name -> value -> keys")
-	return printIndices(w, idx)
+	return printIndices(w, "  the indices: index name -> value -> keys", idx)
 }
 
 // upkeep writes. Every write runs the IndexFuncs on the object the
@@ -161,12 +150,10 @@ func upkeep(w io.Writer, idx cache.Indexer) error {
 	}
 
 	// Delete: the key leaves every value it had, and a value whose set
-	// of keys is empty is removed from the index.
-	db1, err := getPod(idx, "blog/db-1")
-	if err != nil {
-		return err
-	}
-	if err := idx.Delete(db1); err != nil {
+	// of keys is empty is removed from the index. The store un-indexes
+	// the object it holds under the key, so the key alone will do:
+	// MetaNamespaceKeyFunc returns an ExplicitKey as it is.
+	if err := idx.Delete(cache.ExplicitKey("blog/db-1")); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "  Delete blog/db-1: values db and node-c are gone")
@@ -205,8 +192,7 @@ func upkeep(w io.Writer, idx cache.Indexer) error {
 	if err := idx.Replace(fresh, ""); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  Replace with 4 fresh pods (no shop/job-1):")
-	return printIndices(w, idx)
+	return printIndices(w, "  Replace with 4 fresh pods (no shop/job-1):", idx)
 }
 
 // addIndexersLate adds an index to the populated indexer: it indexes
@@ -243,11 +229,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	// nodeName: a gated pod cannot have a node, and on a real cluster a
 	// pod bound to a node that does not exist is garbage-collected.
 	pods := c.Client.CoreV1().Pods(c.Namespace)
-	for _, p := range []*corev1.Pod{
-		gatedPod("web-1", "web", "nginx:1.27", "envoy:1.31"),
-		gatedPod("web-2", "web", "nginx:1.27", "envoy:1.31"),
-		gatedPod("api-1", "api", "api:2.4", "envoy:1.31"),
-	} {
+	for _, p := range serverPods() {
 		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %s: %w", p.Name, err)
 		}
@@ -283,16 +265,14 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 		return err
 	}
 
-	// Run until stopped; the step waits for it to return.
-	infCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(infCtx) })
-	defer func() { stop(); wg.Wait() }()
+	// Run until stopped: stop cancels its context and waits for it to
+	// return.
+	stop := start(ctx, inf.RunWithContext)
+	defer stop()
 	if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 		return errors.New("the informer did not sync")
 	}
-	fmt.Fprintln(w, "  informer synced; the requests it sent:")
-	printRequests(w, c.Requests())
+	printRequests(w, "  informer synced; the requests it sent:", c.Requests())
 	idx := inf.GetIndexer()
 
 	// A thousand reads from the cache: the request log does not move.
@@ -340,7 +320,6 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	}
 
 	stop()
-	wg.Wait()
 	fmt.Fprintln(w, "  informer stopped")
 	return nil
 }
