@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
 // table aligns the columns of each block of rows. A tabwriter writes a
@@ -123,6 +124,13 @@ func printRequests(w io.Writer, what string, reqs []apiserver.Request) {
 		}
 		fmt.Fprintf(w, "    %s %s%s\n", r.Verb, r.Resource, note)
 	}
+}
+
+// printCost prints what a query found and how far the request log
+// moved while it ran: from before to now.
+func printCost(w io.Writer, what string, names []string, before int, c *cluster.Cluster) {
+	fmt.Fprintf(w, "  %s\t%s\trequests %d -> %d\n",
+		what, strings.Join(names, " "), before, len(c.Requests()))
 }
 
 // start runs an informer in the background until stop, which cancels

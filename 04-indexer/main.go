@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,13 +182,7 @@ func upkeep(w io.Writer, idx cache.Indexer) error {
 
 	// Replace swaps in a whole new set of objects, as a relist does,
 	// and rebuilds every index from scratch: that also repairs it.
-	fresh := []any{
-		newPod("shop", "web-1", "blue", "node-a", "nginx:1.27", "envoy:1.31"),
-		newPod("shop", "web-2", "canary", "node-b", "nginx:1.28", "envoy:1.31"),
-		newPod("shop", "api-1", "api", "node-a", "api:2.4", "envoy:1.31"),
-		newPod("blog", "web-1", "web", "node-b", "nginx:1.27"),
-	}
-	if err := idx.Replace(fresh, ""); err != nil {
+	if err := idx.Replace(relistedPods(), ""); err != nil {
 		return err
 	}
 	return printIndices(w, "  Replace with 4 fresh pods (no shop/job-1):", idx)
@@ -283,8 +276,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 			return err
 		}
 	}
-	fmt.Fprintf(w, "  ByIndex(app, web) x1000\t%s\trequests %d -> %d\n",
-		strings.Join(podNames(web), " "), before, len(c.Requests()))
+	printCost(w, "ByIndex(app, web) x1000", podNames(web), before, c)
 
 	// The same question asked of the server: a request per call.
 	sel := metav1.ListOptions{LabelSelector: "app=web," + cluster.OwnSelector}
@@ -295,8 +287,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 			return err
 		}
 	}
-	fmt.Fprintf(w, "  List(app=web) x3\t%s\trequests %d -> %d\n",
-		strings.Join(itemNames(list), " "), before, len(c.Requests()))
+	printCost(w, "List(app=web) x3", itemNames(list), before, c)
 
 	// AddIndexers on a running informer (allowed since client-go
 	// v0.30): the objects already cached are indexed at once.
@@ -305,9 +296,8 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	row(w, "ByIndex(image, envoy:1.31)", namesOf(idx.ByIndex(byImage, "envoy:1.31")))
 
 	// A change on the server reaches the index through the watch.
-	patch := []byte(`{"metadata":{"labels":{"app":"canary"}}}`)
-	_, err = pods.Patch(ctx, "web-2", types.MergePatchType, patch,
-		metav1.PatchOptions{})
+	_, err = pods.Patch(ctx, "web-2", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"app":"canary"}}}`), metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("patch web-2: %w", err)
 	}

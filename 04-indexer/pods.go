@@ -109,6 +109,17 @@ func examplePods() []*corev1.Pod {
 	}
 }
 
+// relistedPods are what a relist would bring after step 3's writes:
+// shop/job-1 and blog/db-1 gone, web-1 and web-2 with their new labels.
+func relistedPods() []any {
+	return []any{
+		newPod("shop", "web-1", "blue", "node-a", "nginx:1.27", "envoy:1.31"),
+		newPod("shop", "web-2", "canary", "node-b", "nginx:1.28", "envoy:1.31"),
+		newPod("shop", "api-1", "api", "node-a", "api:2.4", "envoy:1.31"),
+		newPod("blog", "web-1", "web", "node-b", "nginx:1.27"),
+	}
+}
+
 // serverPods are the pods step 5 creates on the server for its
 // informer to index.
 func serverPods() []*corev1.Pod {
