@@ -90,9 +90,10 @@ func printPanics(w io.Writer) {
 	fmt.Fprintln(w, "      Add/Update/Delete/Replace panic with it")
 }
 
-// printIndices reads the three maps back through the public API:
-// GetIndexers for the names, ListIndexFuncValues for the values,
-// IndexKeys for the set of keys under each value, below the line what.
+// printIndices prints the line what, then reads the three maps back
+// through the public API: GetIndexers for the names,
+// ListIndexFuncValues for the values, IndexKeys for the set of keys
+// under each value.
 func printIndices(w io.Writer, what string, idx cache.Indexer) error {
 	fmt.Fprintln(w, what)
 	fmt.Fprintln(w, "    index\tvalue\tkeys")

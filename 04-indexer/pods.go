@@ -110,7 +110,8 @@ func examplePods() []*corev1.Pod {
 }
 
 // relistedPods are what a relist would bring after step 3's writes:
-// shop/job-1 and blog/db-1 gone, web-1 and web-2 with their new labels.
+// shop/job-1 and blog/db-1 gone, shop/web-1 and shop/web-2 as step 3
+// left them.
 func relistedPods() []any {
 	return []any{
 		newPod("shop", "web-1", "blue", "node-a", "nginx:1.27", "envoy:1.31"),
