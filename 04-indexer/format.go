@@ -1,22 +1,26 @@
 package main
 
 // What the chapter needs only to print what it found: aligned rows,
-// sorted keys and names, the indices map and the request log. Nothing
-// here changes a store; main.go is the lesson.
+// sorted keys and names, the indices map and the request log; and
+// start, the goroutine plumbing of step 5's informer. Nothing here
+// changes a store; main.go is the lesson.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
 // table aligns the columns of each block of rows. A tabwriter writes a
@@ -86,10 +90,12 @@ func printPanics(w io.Writer) {
 	fmt.Fprintln(w, "      Add/Update/Delete/Replace panic with it")
 }
 
-// printIndices reads the three maps back through the public API:
-// GetIndexers for the names, ListIndexFuncValues for the values,
-// IndexKeys for the set of keys under each value.
-func printIndices(w io.Writer, idx cache.Indexer) error {
+// printIndices prints the line what, then reads the three maps back
+// through the public API: GetIndexers for the names,
+// ListIndexFuncValues for the values, IndexKeys for the set of keys
+// under each value.
+func printIndices(w io.Writer, what string, idx cache.Indexer) error {
+	fmt.Fprintln(w, what)
 	fmt.Fprintln(w, "    index\tvalue\tkeys")
 	for _, name := range slices.Sorted(maps.Keys(idx.GetIndexers())) {
 		for i, v := range sorted(idx.ListIndexFuncValues(name)) {
@@ -108,9 +114,10 @@ func printIndices(w io.Writer, idx cache.Indexer) error {
 	return nil
 }
 
-// printRequests prints the request log, marking a watch that asked for
-// the initial list too.
-func printRequests(w io.Writer, reqs []apiserver.Request) {
+// printRequests prints the line what, then the request log, marking a
+// watch that asked for the initial list too.
+func printRequests(w io.Writer, what string, reqs []apiserver.Request) {
+	fmt.Fprintln(w, what)
 	for _, r := range reqs {
 		var note string
 		if slices.Contains(r.Query["sendInitialEvents"], "true") {
@@ -118,6 +125,25 @@ func printRequests(w io.Writer, reqs []apiserver.Request) {
 		}
 		fmt.Fprintf(w, "    %s %s%s\n", r.Verb, r.Resource, note)
 	}
+}
+
+// printCost prints what a query found and how far the request log
+// moved while it ran: from before to now.
+func printCost(w io.Writer, what string, names []string, before int, c *cluster.Cluster) {
+	fmt.Fprintf(w, "  %s\t%s\trequests %d -> %d\n",
+		what, strings.Join(names, " "), before, len(c.Requests()))
+}
+
+// start runs an informer in the background until stop, which cancels
+// its context and waits for it to return; stop may be called again.
+func start(ctx context.Context, run func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { run(ctx) })
+	return sync.OnceFunc(func() {
+		cancel()
+		wg.Wait()
+	})
 }
 
 // either is v, or err if the call that returned them failed.

@@ -10,8 +10,10 @@
 //
 // Read alongside (client-go v0.37.2): tools/cache/index.go, store.go,
 // thread_safe_store.go, shared_informer.go, controller.go. pods.go holds
-// the pods and the IndexFuncs the steps hand to client-go; format.go
-// what only prints: aligned rows, sorted keys, the indices map.
+// the pods, the index names and the IndexFuncs the steps hand to
+// client-go; format.go what only prints (aligned rows, sorted keys, the
+// indices map) and start, which runs step 5's informer in the
+// background.
 package main
 
 import (
@@ -19,8 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,16 +32,6 @@ import (
 )
 
 func main() { cluster.Main("04-indexer", run) }
-
-// The chapter's index names. cache.NamespaceIndex ("namespace") is
-// client-go's own. Names are free strings: they only have to match
-// between the Indexers map and the queries.
-const (
-	byApp   = "app"
-	byNode  = "node"
-	byImage = "image"
-	byNsApp = "namespace/app"
-)
 
 // run is the chapter: one step after another, each printing a heading,
 // then what it found. Steps 1-4 and 6 work on pods built in memory.
@@ -129,11 +119,9 @@ func queries(w io.Writer, idx cache.Indexer) error {
 	// An unknown value is an empty answer; an unknown index an error.
 	none, err := idx.ByIndex(byApp, "nope")
 	row(w, "ByIndex(app, nope)", keysOf(none, nil), errText(err))
-	_, err = idx.ByIndex("zone", "a")
-	row(w, "ByIndex(zone, a)", errText(err))
+	row(w, "ByIndex(zone, a)", keysOf(idx.ByIndex("zone", "a")))
 
-	fmt.Fprintln(w, "  the indices: index name -> value -> keys")
-	return printIndices(w, idx)
+	return printIndices(w, "  the indices: index name -> value -> keys", idx)
 }
 
 // upkeep writes. Every write runs the IndexFuncs on the object the
@@ -153,20 +141,16 @@ func upkeep(w io.Writer, idx cache.Indexer) error {
 		return err
 	}
 	fmt.Fprintln(w, "  Update shop/web-2: app web -> canary, nginx:1.27 -> 1.28")
-	for _, q := range [][2]string{
-		{byApp, "web"}, {byApp, "canary"},
-		{byImage, "nginx:1.27"}, {byImage, "nginx:1.28"},
-	} {
-		row(w, "  IndexKeys("+q[0]+", "+q[1]+")", either(idx.IndexKeys(q[0], q[1])))
-	}
+	row(w, "  IndexKeys(app, web)", either(idx.IndexKeys(byApp, "web")))
+	row(w, "  IndexKeys(app, canary)", either(idx.IndexKeys(byApp, "canary")))
+	row(w, "  IndexKeys(image, nginx:1.27)", either(idx.IndexKeys(byImage, "nginx:1.27")))
+	row(w, "  IndexKeys(image, nginx:1.28)", either(idx.IndexKeys(byImage, "nginx:1.28")))
 
 	// Delete: the key leaves every value it had, and a value whose set
-	// of keys is empty is removed from the index.
-	db1, err := getPod(idx, "blog/db-1")
-	if err != nil {
-		return err
-	}
-	if err := idx.Delete(db1); err != nil {
+	// of keys is empty is removed from the index. The store un-indexes
+	// the object it holds under the key, so the key alone will do:
+	// MetaNamespaceKeyFunc returns an ExplicitKey as it is.
+	if err := idx.Delete(cache.ExplicitKey("blog/db-1")); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "  Delete blog/db-1: values db and node-c are gone")
@@ -196,17 +180,10 @@ func upkeep(w io.Writer, idx cache.Indexer) error {
 
 	// Replace swaps in a whole new set of objects, as a relist does,
 	// and rebuilds every index from scratch: that also repairs it.
-	fresh := []any{
-		newPod("shop", "web-1", "blue", "node-a", "nginx:1.27", "envoy:1.31"),
-		newPod("shop", "web-2", "canary", "node-b", "nginx:1.28", "envoy:1.31"),
-		newPod("shop", "api-1", "api", "node-a", "api:2.4", "envoy:1.31"),
-		newPod("blog", "web-1", "web", "node-b", "nginx:1.27"),
-	}
-	if err := idx.Replace(fresh, ""); err != nil {
+	if err := idx.Replace(relistedPods(), ""); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  Replace with 4 fresh pods (no shop/job-1):")
-	return printIndices(w, idx)
+	return printIndices(w, "  Replace with 4 fresh pods (no shop/job-1):", idx)
 }
 
 // addIndexersLate adds an index to the populated indexer: it indexes
@@ -243,11 +220,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	// nodeName: a gated pod cannot have a node, and on a real cluster a
 	// pod bound to a node that does not exist is garbage-collected.
 	pods := c.Client.CoreV1().Pods(c.Namespace)
-	for _, p := range []*corev1.Pod{
-		gatedPod("web-1", "web", "nginx:1.27", "envoy:1.31"),
-		gatedPod("web-2", "web", "nginx:1.27", "envoy:1.31"),
-		gatedPod("api-1", "api", "api:2.4", "envoy:1.31"),
-	} {
+	for _, p := range serverPods() {
 		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %s: %w", p.Name, err)
 		}
@@ -283,16 +256,14 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 		return err
 	}
 
-	// Run until stopped; the step waits for it to return.
-	infCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(infCtx) })
-	defer func() { stop(); wg.Wait() }()
+	// Run until stopped: stop cancels its context and waits for it to
+	// return.
+	stop := start(ctx, inf.RunWithContext)
+	defer stop()
 	if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 		return errors.New("the informer did not sync")
 	}
-	fmt.Fprintln(w, "  informer synced; the requests it sent:")
-	printRequests(w, c.Requests())
+	printRequests(w, "  informer synced; the requests it sent:", c.Requests())
 	idx := inf.GetIndexer()
 
 	// A thousand reads from the cache: the request log does not move.
@@ -303,8 +274,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 			return err
 		}
 	}
-	fmt.Fprintf(w, "  ByIndex(app, web) x1000\t%s\trequests %d -> %d\n",
-		strings.Join(podNames(web), " "), before, len(c.Requests()))
+	printCost(w, "ByIndex(app, web) x1000", podNames(web), before, c)
 
 	// The same question asked of the server: a request per call.
 	sel := metav1.ListOptions{LabelSelector: "app=web," + cluster.OwnSelector}
@@ -315,8 +285,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 			return err
 		}
 	}
-	fmt.Fprintf(w, "  List(app=web) x3\t%s\trequests %d -> %d\n",
-		strings.Join(itemNames(list), " "), before, len(c.Requests()))
+	printCost(w, "List(app=web) x3", itemNames(list), before, c)
 
 	// AddIndexers on a running informer (allowed since client-go
 	// v0.30): the objects already cached are indexed at once.
@@ -325,9 +294,8 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	row(w, "ByIndex(image, envoy:1.31)", namesOf(idx.ByIndex(byImage, "envoy:1.31")))
 
 	// A change on the server reaches the index through the watch.
-	patch := []byte(`{"metadata":{"labels":{"app":"canary"}}}`)
-	_, err = pods.Patch(ctx, "web-2", types.MergePatchType, patch,
-		metav1.PatchOptions{})
+	_, err = pods.Patch(ctx, "web-2", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"app":"canary"}}}`), metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("patch web-2: %w", err)
 	}
@@ -335,12 +303,10 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 		return fmt.Errorf("the informer did not see the patch: %w", err)
 	}
 	fmt.Fprintln(w, "  patched web-2 to app=canary; the watch brought it:")
-	for _, app := range []string{"web", "canary"} {
-		row(w, "  ByIndex(app, "+app+")", namesOf(idx.ByIndex(byApp, app)))
-	}
+	row(w, "  ByIndex(app, web)", namesOf(idx.ByIndex(byApp, "web")))
+	row(w, "  ByIndex(app, canary)", namesOf(idx.ByIndex(byApp, "canary")))
 
 	stop()
-	wg.Wait()
 	fmt.Fprintln(w, "  informer stopped")
 	return nil
 }

@@ -1,7 +1,7 @@
 package main
 
-// The pods the chapter indexes, and the IndexFuncs it indexes them
-// with: what main.go hands to client-go.
+// The pods the chapter indexes, the names of its indices and the
+// IndexFuncs it indexes them with: what main.go hands to client-go.
 
 import (
 	"fmt"
@@ -12,6 +12,16 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// The chapter's index names. cache.NamespaceIndex ("namespace") is
+// client-go's own. Names are free strings: they only have to match
+// between the Indexers map and the queries.
+const (
+	byApp   = "app"
+	byNode  = "node"
+	byImage = "image"
+	byNsApp = "namespace/app"
 )
 
 // !+appIndex
@@ -96,6 +106,28 @@ func examplePods() []*corev1.Pod {
 		newPod("shop", "job-1", "", "", "busybox:1.37"),
 		newPod("blog", "web-1", "web", "node-b", "nginx:1.27"),
 		newPod("blog", "db-1", "db", "node-c", "postgres:17"),
+	}
+}
+
+// relistedPods are what a relist would bring after step 3's writes:
+// shop/job-1 and blog/db-1 gone, shop/web-1 and shop/web-2 as step 3
+// left them.
+func relistedPods() []any {
+	return []any{
+		newPod("shop", "web-1", "blue", "node-a", "nginx:1.27", "envoy:1.31"),
+		newPod("shop", "web-2", "canary", "node-b", "nginx:1.28", "envoy:1.31"),
+		newPod("shop", "api-1", "api", "node-a", "api:2.4", "envoy:1.31"),
+		newPod("blog", "web-1", "web", "node-b", "nginx:1.27"),
+	}
+}
+
+// serverPods are the pods step 5 creates on the server for its
+// informer to index.
+func serverPods() []*corev1.Pod {
+	return []*corev1.Pod{
+		gatedPod("web-1", "web", "nginx:1.27", "envoy:1.31"),
+		gatedPod("web-2", "web", "nginx:1.27", "envoy:1.31"),
+		gatedPod("api-1", "api", "api:2.4", "envoy:1.31"),
 	}
 }
 
