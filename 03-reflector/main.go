@@ -278,7 +278,7 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 func rewatchAfterDrop(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	fmt.Fprintln(out, "\nStep 4. Watch dropped: re-watch from the last resourceVersion")
 	// The server drops the watch and holds the re-watch (outage.go).
-	if err := p.printDropAndHold(ctx, out, c); err != nil {
+	if err := p.stageDropAndHold(ctx, out, c); err != nil {
 		return err
 	}
 	if err := setRunning(ctx, c, "web-3"); err != nil {
@@ -286,7 +286,7 @@ func rewatchAfterDrop(ctx context.Context, out io.Writer, c *cluster.Cluster, p 
 	}
 	// It releases the re-watch: the new stream replays the one change
 	// after the rv it asked from.
-	return p.printRelease(ctx, out, c, "set web-3 Running")
+	return p.stageRelease(ctx, out, c, "set web-3 Running")
 }
 
 // backoffAfter429 drops the watch, and the server answers the re-watch
@@ -297,7 +297,7 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 	fmt.Fprintln(out, "\nStep 5. A 429 on the re-watch: back off, re-watch, no relist")
 	// The server drops the watch and answers the re-watch with 429; the
 	// reflector now waits delay on its clock (outage.go).
-	delay, err := p.printRefusedRewatch(ctx, out, c)
+	delay, err := p.stageRefusedRewatch(ctx, out, c)
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 // and queues a Deleted carrying a DeletedFinalStateUnknown tombstone.
 func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	fmt.Fprintln(out, "\nStep 6. Outage with history compacted: 410 Expired, relist, tombstone")
-	if err := p.printDropAndHold(ctx, out, c); err != nil {
+	if err := p.stageDropAndHold(ctx, out, c); err != nil {
 		return err
 	}
 	pods := c.Client.CoreV1().Pods(c.Namespace)
@@ -325,7 +325,7 @@ func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 	// The server compacts its history past the delete, then releases the
 	// re-watch: ERROR 410, then a relist, whose Replace queues a Replaced
 	// per pod and the tombstone.
-	return p.printCompactAndRelease(ctx, out, c, "delete web-4")
+	return p.stageCompactAndRelease(ctx, out, c, "delete web-4")
 }
 
 // resyncFromMemory moves the reflector's clock past the resync period:

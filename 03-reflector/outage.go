@@ -25,9 +25,9 @@ import (
 // the change the reflector got over its open watch, without printing it,
 // so that steps 7 and 8 print the same.
 
-// printDropAndHold starts the outage of steps 4 and 6: the server drops
+// stageDropAndHold starts the outage of steps 4 and 6: the server drops
 // the watch and holds the reflector's re-watch (dropAndHold).
-func (p *pipeline) printDropAndHold(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+func (p *pipeline) stageDropAndHold(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !c.Embedded() {
 		return nil
 	}
@@ -40,9 +40,9 @@ func (p *pipeline) printDropAndHold(ctx context.Context, out io.Writer, c *clust
 	return nil
 }
 
-// printRelease ends step 4's outage: the server releases the re-watch,
+// stageRelease ends step 4's outage: the server releases the re-watch,
 // and the new stream replays the change made meanwhile.
-func (p *pipeline) printRelease(ctx context.Context, out io.Writer, c *cluster.Cluster, change string) error {
+func (p *pipeline) stageRelease(ctx context.Context, out io.Writer, c *cluster.Cluster, change string) error {
 	if !c.Embedded() {
 		fmt.Fprintf(out, "  skipped on a real cluster (kube-apiserver cannot drop a watch on demand); %s without an outage\n", change)
 		return p.discard(ctx, 1, 1)
@@ -53,11 +53,11 @@ func (p *pipeline) printRelease(ctx context.Context, out io.Writer, c *cluster.C
 	return p.printRequestsAndNext(ctx, out, c, 2, 1)
 }
 
-// printRefusedRewatch starts step 5's outage: the server drops the watch
+// stageRefusedRewatch starts step 5's outage: the server drops the watch
 // and answers the re-watch with 429. It prints the refusal as the tap
 // saw it, and returns the backoff the reflector then waits on its clock
 // (0 on a real cluster).
-func (p *pipeline) printRefusedRewatch(ctx context.Context, out io.Writer, c *cluster.Cluster) (time.Duration, error) {
+func (p *pipeline) stageRefusedRewatch(ctx context.Context, out io.Writer, c *cluster.Cluster) (time.Duration, error) {
 	if !c.Embedded() {
 		return 0, nil
 	}
@@ -96,11 +96,11 @@ func (p *pipeline) printRewatch(ctx context.Context, out io.Writer, c *cluster.C
 	return nil
 }
 
-// printCompactAndRelease ends step 6's outage: the server compacts its
+// stageCompactAndRelease ends step 6's outage: the server compacts its
 // history past the change made meanwhile, then releases the re-watch,
 // which gets ERROR 410 Expired; the reflector relists, and the store
 // then matches the server.
-func (p *pipeline) printCompactAndRelease(ctx context.Context, out io.Writer, c *cluster.Cluster, change string) error {
+func (p *pipeline) stageCompactAndRelease(ctx context.Context, out io.Writer, c *cluster.Cluster, change string) error {
 	if !c.Embedded() {
 		fmt.Fprintf(out, "  skipped on a real cluster (kube-apiserver cannot drop a watch and compact on demand); %s without an outage\n", change)
 		return p.discard(ctx, 2, 2)
