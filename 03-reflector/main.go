@@ -11,8 +11,9 @@
 //
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
 // delta_fifo.go, listwatch.go, store.go. Beside main.go: tap.go, the
-// window on the reflector's ListerWatcher and clock; observe.go, the
-// lines printed; outage.go, how the workshop cluster stages an outage.
+// window on the reflector's ListerWatcher and clock; observe.go, what
+// the chapter sees of the pipeline and prints; outage.go, the outages
+// of steps 4 to 6, as the workshop cluster stages them.
 package main
 
 import (
@@ -20,11 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,7 +31,6 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
@@ -90,20 +88,16 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return nil
 }
 
-// pipeline is an informer without handlers, wired by hand.
+// pipeline is an informer without handlers, wired by hand: three
+// client-go parts and the two goroutines that run them.
 type pipeline struct {
 	store     cache.Store
 	fifo      *cache.DeltaFIFO
 	reflector *cache.Reflector
-	tap       *tap // the reflector's ListerWatcher (tap.go)
-	clock     *tappedClock
-	watched   *show.Lines // what the server streamed, as the tap saw it
-	popped    *show.Lines // what the Pop loop applied to the store
-	popErr    error       // why the Pop loop ended
 	cancel    context.CancelFunc
 	running   wait.Group // RunWithContext
 	popping   wait.Group // the Pop loop
-	stopOnce  sync.Once
+	window               // what the chapter sees of it (observe.go)
 }
 
 // wire builds Store, DeltaFIFO and Reflector around a ListWatch. With
@@ -135,25 +129,11 @@ func wire(lw *cache.ListWatch, watchList bool, opts cache.ReflectorOptions) *pip
 	return p
 }
 
-// !+optOut
-// listThenWatch opts the (tapped) ListWatch out of watch-list. The
-// reflector asks watchlist.DoesClientNotSupportWatchListSemantics when
-// it is built; this method is what that function looks for. (Fake
-// clientsets answer true the same way: informers over them LIST.)
-type listThenWatch struct{ *tap }
-
-func (listThenWatch) IsWatchListSemanticsUnSupported() bool {
-	return true
-}
-
-// !-optOut
-
 // start runs the reflector and the Pop loop, each in a goroutine
 // (wait.Group is how client-go's own controller starts its reflector).
 func (p *pipeline) start(ctx context.Context) {
 	ctx, p.cancel = context.WithCancel(ctx)
-	p.watched, p.popped = show.NewLines(ctx), show.NewLines(ctx)
-	p.tap.lines = p.watched
+	p.open(ctx) // the lines the tap and the Pop loop report on
 	p.running.StartWithContext(ctx, p.reflector.RunWithContext)
 	p.popping.Start(p.popLoop)
 }
@@ -203,19 +183,19 @@ func apply(store cache.Store, d cache.Delta) error {
 // stop cancels the reflector and waits for RunWithContext to return (it
 // stops its watch), then closes the FIFO, which makes Pop return
 // ErrFIFOClosed once the queue is empty, and waits for the Pop loop.
+// Each of these may be done twice: run stops the pipeline on its way
+// out even when step 8 has stopped it.
 func (p *pipeline) stop() {
-	p.stopOnce.Do(func() {
-		if p.cancel == nil {
-			return // never started
-		}
-		// !+stop
-		p.cancel()
-		p.running.Wait()
-		p.fifo.Close()
-		p.popping.Wait()
-		// !-stop
-		p.tap.wait() // and for every tapped stream
-	})
+	if p.cancel == nil {
+		return // never started
+	}
+	// !+stop
+	p.cancel()
+	p.running.Wait()
+	p.fifo.Close()
+	p.popping.Wait()
+	// !-stop
+	p.tap.wait() // and for every tapped stream
 }
 
 // seedAndStart creates three pods, then starts the pipeline. The
@@ -235,11 +215,9 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 	p.start(ctx)
 
 	// One new stream, 3 ADDED, 1 BOOKMARK; then 3 Replaced deltas.
-	if err := p.printNext(ctx, out, 5, 3); err != nil {
+	if err := p.printInitialList(ctx, out, 5, 3); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "  (initial events and their deltas printed sorted: client-go does not define their order)")
-	printStore(out, p.store)
 	fmt.Fprintf(out, "  fifo.HasSynced()=%t: the first Replace has been popped\n", p.fifo.HasSynced())
 	return nil
 }
@@ -249,24 +227,31 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 // (resourceVersion=0), then WATCH from the list's resourceVersion.
 func twoWaysToStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	fmt.Fprintln(out, "\nStep 2. The requests: a watch-list by default; LIST then WATCH when opted out")
-	printRequests(out, c.Requests())
-	c.ResetRequests()
 	classic := wire(p.tap.ListWatch, false, cache.ReflectorOptions{Name: "pods (list+watch)"})
 	classic.start(ctx)
 	defer classic.stop()
-	// Wait for its open WATCH and its 3 Replaced deltas.
-	if err := classic.discard(ctx, 1, 3); err != nil {
+	// Once its WATCH is open and its 3 Replaced deltas are popped: the
+	// requests since step 1 started the first reflector, and its store.
+	if err := classic.printRequestsAndStore(ctx, out, c, 1, 3); err != nil {
 		return err
 	}
-	printRequests(out, c.Requests())
-	printStore(out, classic.store)
 	classic.stop()
-	if err := classic.leftovers(); err != nil {
-		return err
-	}
 	fmt.Fprintln(out, "  (second reflector stopped; the first one's watch stays open)")
-	return nil
+	return classic.leftovers()
 }
+
+// !+optOut
+// listThenWatch opts the (tapped) ListWatch out of watch-list. The
+// reflector asks watchlist.DoesClientNotSupportWatchListSemantics when
+// it is built; this method is what that function looks for. (Fake
+// clientsets answer true the same way: informers over them LIST.)
+type listThenWatch struct{ *tap }
+
+func (listThenWatch) IsWatchListSemanticsUnSupported() bool {
+	return true
+}
+
+// !-optOut
 
 // liveChanges makes changes while the stream is open: each event is one
 // delta (a pod's delete is two events: MODIFIED, then DELETED).
@@ -284,11 +269,7 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 	if err := pods.Delete(ctx, "web-2", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	if err := p.printNext(ctx, out, 4, 4); err != nil {
-		return err
-	}
-	printStore(out, p.store)
-	return nil
+	return p.printNextAndStore(ctx, out, 4, 4)
 }
 
 // rewatchAfterDrop has the server drop the watch. The reflector
@@ -296,26 +277,16 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 // server replays the change made while no watch was open.
 func rewatchAfterDrop(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	fmt.Fprintln(out, "\nStep 4. Watch dropped: re-watch from the last resourceVersion")
-	if !c.Embedded() {
-		fmt.Fprintln(out, "  skipped on a real cluster (kube-apiserver cannot drop a watch on demand); set web-3 Running without an outage")
-		if err := setRunning(ctx, c, "web-3"); err != nil {
-			return err
-		}
-		return p.discard(ctx, 1, 1)
-	}
-	c.ResetRequests()
-	if err := dropAndHold(ctx, c.Server); err != nil {
+	// The server drops the watch and holds the re-watch (outage.go).
+	if err := p.stageDropAndHold(ctx, out, c); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  server dropped the watch; it holds the re-watch from rv=%s\n",
-		p.reflector.LastSyncResourceVersion())
-	fmt.Fprintln(out, "  meanwhile: set web-3 Running; then release the re-watch")
 	if err := setRunning(ctx, c, "web-3"); err != nil {
 		return err
 	}
-	c.Server.ReleaseWatches()
-	// The new stream replays the one change after the rv it asked from.
-	return p.printRequestsAndNext(ctx, out, c, 2, 1)
+	// It releases the re-watch: the new stream replays the one change
+	// after the rv it asked from.
+	return p.stageRelease(ctx, out, c, "set web-3 Running")
 }
 
 // backoffAfter429 drops the watch, and the server answers the re-watch
@@ -324,42 +295,18 @@ func rewatchAfterDrop(ctx context.Context, out io.Writer, c *cluster.Cluster, p 
 // resourceVersion, and the change made meanwhile is replayed.
 func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	fmt.Fprintln(out, "\nStep 5. A 429 on the re-watch: back off, re-watch, no relist")
-	if !c.Embedded() {
-		fmt.Fprintln(out, "  skipped on a real cluster (kube-apiserver cannot answer 429 on demand); set web-4 Running without an outage")
-		if err := setRunning(ctx, c, "web-4"); err != nil {
-			return err
-		}
-		return p.discard(ctx, 1, 1)
-	}
-	c.ResetRequests()
-	// !+inject429
-	c.Server.InjectFault(apiserver.Fault{
-		Verb: "watch", Resource: "pods", Times: 1,
-		Err: apierrors.NewTooManyRequests("Too many requests, please try again later.", 0),
-	})
-	c.Server.DropWatches()
-	// !-inject429
-	fmt.Fprintf(out, "  server dropped the watch; it answers the re-watch from rv=%s with 429\n",
-		p.reflector.LastSyncResourceVersion())
-	if err := p.printNext(ctx, out, 1, 0); err != nil { // no stream
-		return err
-	}
-	delay, err := p.clock.awaitAfter(ctx) // the reflector now waits delay
+	// The server drops the watch and answers the re-watch with 429; the
+	// reflector now waits delay on its clock (outage.go).
+	delay, err := p.stageRefusedRewatch(ctx, out, c)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  reflector backs off %s on its clock; meanwhile: set web-4 Running; "+
-		"then the clock moves %s on\n", delay, delay)
 	if err := setRunning(ctx, c, "web-4"); err != nil {
 		return err
 	}
 	p.clock.Step(delay)
 	// The re-watch replays web-4's change: one Updated, no Replaced.
-	if err := p.printRequestsAndNext(ctx, out, c, 2, 1); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  relist requests (LIST or watch-list): %d\n", len(relists(c.Requests())))
-	return nil
+	return p.printRewatch(ctx, out, c, "set web-4 Running", delay)
 }
 
 // relistAfter410 stages step 4's outage, but deletes web-4 and compacts
@@ -368,40 +315,17 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 // and queues a Deleted carrying a DeletedFinalStateUnknown tombstone.
 func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	fmt.Fprintln(out, "\nStep 6. Outage with history compacted: 410 Expired, relist, tombstone")
-	pods := c.Client.CoreV1().Pods(c.Namespace)
-	if !c.Embedded() {
-		fmt.Fprintln(out, "  skipped on a real cluster (kube-apiserver cannot drop a watch and compact on demand); delete web-4 without an outage")
-		if err := pods.Delete(ctx, "web-4", metav1.DeleteOptions{}); err != nil {
-			return err
-		}
-		return p.discard(ctx, 2, 2)
-	}
-	c.ResetRequests()
-	if err := dropAndHold(ctx, c.Server); err != nil {
+	if err := p.stageDropAndHold(ctx, out, c); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  server dropped the watch; it holds the re-watch from rv=%s\n",
-		p.reflector.LastSyncResourceVersion())
+	pods := c.Client.CoreV1().Pods(c.Namespace)
 	if err := pods.Delete(ctx, "web-4", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	rv := c.Server.CompactHistory()
-	fmt.Fprintf(out, "  meanwhile: delete web-4; compact the history to rv=%s; "+
-		"then release the re-watch\n", rv)
-	p.clock.forgetArmed() // the relist arms a new resync timer: step 7 waits for it
-	c.Server.ReleaseWatches()
-	// The re-watch: new stream, ERROR 410; the relist: new stream, 2
-	// ADDED, BOOKMARK. Replace queues a Replaced per pod, the tombstone.
-	if err := p.printRequestsAndNext(ctx, out, c, 6, 3); err != nil {
-		return err
-	}
-	printStore(out, p.store)
-	same, err := matchesServer(ctx, c, p.store)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  store matches a fresh LIST from the server: %t\n", same)
-	return nil
+	// The server compacts its history past the delete, then releases the
+	// re-watch: ERROR 410, then a relist, whose Replace queues a Replaced
+	// per pod and the tombstone.
+	return p.stageCompactAndRelease(ctx, out, c, "delete web-4")
 }
 
 // resyncFromMemory moves the reflector's clock past the resync period:
@@ -414,11 +338,7 @@ func resyncFromMemory(ctx context.Context, out io.Writer, c *cluster.Cluster, p 
 		return err
 	}
 	p.clock.Step(resyncPeriod)
-	if err := p.printNext(ctx, out, 0, 2); err != nil {
-		return err
-	}
-	printRequests(out, c.Requests())
-	return nil
+	return p.printNextAndRequests(ctx, out, c, 0, 2)
 }
 
 // stopPipeline stops the pipeline and checks that nothing arrived that
@@ -428,11 +348,7 @@ func stopPipeline(_ context.Context, out io.Writer, _ *cluster.Cluster, p *pipel
 	p.stop()
 	fmt.Fprintln(out, "  reflector: RunWithContext returned")
 	fmt.Fprintf(out, "  pop loop:  Pop returned %q\n", p.popErr)
-	if err := p.leftovers(); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "  no watch event or delta left unread")
-	return nil
+	return p.printLeftovers(out)
 }
 
 // setRunning writes a pod's status phase, as a kubelet would: status

@@ -19,26 +19,81 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-// What the chapter prints: the lines the tap and the Pop loop report,
-// awaited in the order the lesson expects them, and one line for each
-// event, delta, pod and store.
+// What the chapter sees of a pipeline and prints: the lines the tap and
+// the Pop loop report, awaited in the order the lesson expects them, and
+// one line for each event, delta, pod and store.
 
-// printNext prints the next n watch events and m deltas, in arrival
-// order, except where client-go does not define one: the initial events
-// of a watch-list, which the reflector gathers in a map (the tap sorts
-// them), and the Replaced or Sync deltas that one Replace or Resync
-// queues in map order (sortRuns).
+// window is what the chapter sees of a pipeline: the tap on its
+// ListerWatcher and its clock (tap.go), and the lines they report on.
+type window struct {
+	tap     *tap         // the reflector's ListerWatcher
+	clock   *tappedClock // the reflector's clock: steps 5 to 7 move it
+	watched *show.Lines  // what the server streamed, as the tap saw it
+	popped  *show.Lines  // what the Pop loop applied to the store
+	popErr  error        // why the Pop loop ended
+}
+
+// open makes the lines for a pipeline that starts: they stop accepting
+// lines when ctx ends, so a report never keeps the pipeline from
+// stopping.
+func (w *window) open(ctx context.Context) {
+	w.watched, w.popped = show.NewLines(ctx), show.NewLines(ctx)
+	w.tap.lines = w.watched
+}
+
+// next awaits the next n watch events and m deltas, in arrival order,
+// except where client-go does not define one: the initial events of a
+// watch-list, which the reflector gathers in a map (the tap sorts them),
+// and the Replaced or Sync deltas that one Replace or Resync queues in
+// map order (sortRuns).
+func (w *window) next(ctx context.Context, n, m int) (watched, popped []string, err error) {
+	if watched, err = w.watched.Await(ctx, n); err != nil {
+		return nil, nil, err
+	}
+	if popped, err = w.popped.Await(ctx, m); err != nil {
+		return nil, nil, err
+	}
+	return watched, sortRuns(popped, "Replaced", "Sync"), nil
+}
+
+// printNext prints the next n watch events and m deltas.
 func (p *pipeline) printNext(ctx context.Context, out io.Writer, n, m int) error {
-	watched, err := p.watched.Await(ctx, n)
+	watched, popped, err := p.next(ctx, n, m)
 	if err != nil {
 		return err
 	}
-	popped, err := p.popped.Await(ctx, m)
-	if err != nil {
+	printLines(out, watched, popped)
+	return nil
+}
+
+// printInitialList is printNext for the initial list (step 1), then
+// says that it printed it sorted, then prints the store.
+func (p *pipeline) printInitialList(ctx context.Context, out io.Writer, n, m int) error {
+	if err := p.printNext(ctx, out, n, m); err != nil {
 		return err
 	}
-	show.Print(out, "  watch  ", watched)
-	show.Print(out, "  pop    ", sortRuns(popped, "Replaced", "Sync"))
+	fmt.Fprintln(out, "  (initial events and their deltas printed sorted: client-go does not define their order)")
+	printStore(out, p.store)
+	return nil
+}
+
+// printNextAndStore is printNext, then the store.
+func (p *pipeline) printNextAndStore(ctx context.Context, out io.Writer, n, m int) error {
+	if err := p.printNext(ctx, out, n, m); err != nil {
+		return err
+	}
+	printStore(out, p.store)
+	return nil
+}
+
+// printNextAndRequests is printNext, then the requests made since the
+// last ResetRequests.
+func (p *pipeline) printNextAndRequests(ctx context.Context, out io.Writer,
+	c *cluster.Cluster, n, m int) error {
+	if err := p.printNext(ctx, out, n, m); err != nil {
+		return err
+	}
+	printRequests(out, c.Requests())
 	return nil
 }
 
@@ -46,18 +101,32 @@ func (p *pipeline) printNext(ctx context.Context, out io.Writer, n, m int) error
 // last ResetRequests (read once the events have arrived).
 func (p *pipeline) printRequestsAndNext(ctx context.Context, out io.Writer,
 	c *cluster.Cluster, n, m int) error {
-	watched, err := p.watched.Await(ctx, n)
-	if err != nil {
-		return err
-	}
-	popped, err := p.popped.Await(ctx, m)
+	watched, popped, err := p.next(ctx, n, m)
 	if err != nil {
 		return err
 	}
 	printRequests(out, c.Requests())
-	show.Print(out, "  watch  ", watched)
-	show.Print(out, "  pop    ", sortRuns(popped, "Replaced", "Sync"))
+	printLines(out, watched, popped)
 	return nil
+}
+
+// printRequestsAndStore awaits n watch events and m deltas without
+// printing them, then prints the requests made since the last
+// ResetRequests, and the store.
+func (p *pipeline) printRequestsAndStore(ctx context.Context, out io.Writer,
+	c *cluster.Cluster, n, m int) error {
+	if err := p.discard(ctx, n, m); err != nil {
+		return err
+	}
+	printRequests(out, c.Requests())
+	printStore(out, p.store)
+	return nil
+}
+
+// printLines prints watch events and deltas, one line each.
+func printLines(out io.Writer, watched, popped []string) {
+	show.Print(out, "  watch  ", watched)
+	show.Print(out, "  pop    ", popped)
 }
 
 // sortRuns sorts each run of consecutive lines that begin with one of
@@ -78,27 +147,37 @@ func sortRuns(lines []string, types ...string) []string {
 }
 
 // discard awaits n watch events and m deltas without printing them.
-func (p *pipeline) discard(ctx context.Context, n, m int) error {
-	if _, err := p.watched.Await(ctx, n); err != nil {
+func (w *window) discard(ctx context.Context, n, m int) error {
+	if _, err := w.watched.Await(ctx, n); err != nil {
 		return err
 	}
-	_, err := p.popped.Await(ctx, m)
+	_, err := w.popped.Await(ctx, m)
 	return err
 }
 
 // leftovers fails if anything arrived that the chapter did not expect:
 // a replayed event or a duplicate delta would show up here.
-func (p *pipeline) leftovers() error {
+func (w *window) leftovers() error {
 	var extra []string
-	for _, l := range p.watched.Drain() {
+	for _, l := range w.watched.Drain() {
 		extra = append(extra, "watch "+l)
 	}
-	for _, l := range p.popped.Drain() {
+	for _, l := range w.popped.Drain() {
 		extra = append(extra, "pop "+l)
 	}
 	if len(extra) > 0 {
 		return fmt.Errorf("unexpected: %s", strings.Join(extra, "; "))
 	}
+	return nil
+}
+
+// printLeftovers says that nothing arrived that the chapter did not
+// expect, or fails.
+func (p *pipeline) printLeftovers(out io.Writer) error {
+	if err := p.leftovers(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "  no watch event or delta left unread")
 	return nil
 }
 
