@@ -28,8 +28,8 @@ const lessonTarget = 50
 var lessonFloor = map[string]int{
 	"01-watch":      38,
 	"02-deltafifo":  48,
-	"03-reflector":  23,
-	"04-indexer":    36,
+	"03-reflector":  31,
+	"04-indexer":    43,
 	"05-informer":   37,
 	"06-factory":    41,
 	"07-controller": 26,
