@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -151,16 +152,18 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
-// requestsFor returns the list and watch requests for one resource
+// requestsFor returns the list and watch requests for the resources
 // since the last ResetRequests, from the client-side request log, one
-// short line each.
-func requestsFor(c *cluster.Cluster, resource string) []string {
+// short line each, sorted: informers started together send theirs in no
+// fixed order.
+func requestsFor(c *cluster.Cluster, resources ...string) []string {
 	var lines []string
 	for _, r := range c.Requests() {
-		if r.Resource == resource && show.ListsAndWatches(r) {
+		if slices.Contains(resources, r.Resource) && show.ListsAndWatches(r) {
 			lines = append(lines, describeRequest(r))
 		}
 	}
+	slices.Sort(lines)
 	return lines
 }
 
@@ -178,10 +181,37 @@ func describeRequest(r apiserver.Request) string {
 	return s
 }
 
+// printNext prints what, the change a step made, then awaits the next n
+// lines the handlers report about it and prints them in the order they
+// came.
+func printNext(ctx context.Context, out io.Writer, what string, lines *show.Lines, n int) error {
+	fmt.Fprintln(out, what)
+	got, err := lines.Await(ctx, n)
+	if err != nil {
+		return err
+	}
+	show.Print(out, "    ", got)
+	return nil
+}
+
+// printSorted prints a heading, then lines sorted: for handler calls
+// whose order client-go does not define.
+func printSorted(out io.Writer, heading string, lines []string) {
+	fmt.Fprintln(out, heading)
+	show.Print(out, "    ", slices.Sorted(slices.Values(lines)))
+}
+
 // printRequests prints a heading with the count, then the requests.
 func printRequests(out io.Writer, heading string, reqs []string) {
 	fmt.Fprintf(out, "%s %d\n", heading, len(reqs))
 	show.Print(out, "    ", reqs)
+}
+
+// printShared prints what step 2's three consumers got from the factory.
+func printShared(out io.Writer, sameCache, sameInformer bool) {
+	fmt.Fprintln(out, "  audit, metrics, cleanup: each calls factory.Core().V1().Pods().Informer()")
+	fmt.Fprintf(out, "    the same cache behind all three: %t\n", sameCache)
+	fmt.Fprintf(out, "    the Informer() values are equal: %t\n", sameInformer)
 }
 
 // syncedString renders WaitForCacheSync's map in a fixed order.
@@ -228,6 +258,15 @@ func printListerReads(out io.Writer, ds []*appsv1.Deployment, web *appsv1.Deploy
 	fmt.Fprintf(out, "    %-32s %s\n", "Pods(ns).List(app=web)", names(ps))
 	fmt.Fprintf(out, "    %-32s %v (IsNotFound=%t)\n",
 		`Pods(ns).Get("web-9")`, notFound, apierrors.IsNotFound(notFound))
+}
+
+// printForResource prints what step 3's two ForResource calls returned:
+// the informer of a built-in resource, and the error for any other.
+func printForResource(out io.Writer, gvr schema.GroupVersionResource, sameCache bool,
+	other schema.GroupVersionResource, err error) {
+	fmt.Fprintf(out, "  ForResource(%s)\n", gvr)
+	fmt.Fprintf(out, "    same cache as Apps().V1().Deployments(): %t\n", sameCache)
+	fmt.Fprintf(out, "  ForResource(%s)\n    %v\n", other, err)
 }
 
 // printTransformed prints what step 3's listers hold, and pod/web-1 from
