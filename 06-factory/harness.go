@@ -201,6 +201,36 @@ func printSorted(out io.Writer, heading string, lines []string) {
 	show.Print(out, "    ", slices.Sorted(slices.Values(lines)))
 }
 
+// printResync awaits the n resync calls handler eager gets and prints
+// them sorted: a resync walks the cache, a map, in no order.
+func printResync(ctx context.Context, out io.Writer, eager *show.Lines, n int) error {
+	got, err := eager.AwaitSorted(ctx, n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
+	show.Print(out, "    ", got)
+	return nil
+}
+
+// printFirstUpdates awaits the first update handlers quiet and ignored
+// get after patched, and prints them.
+func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
+	quiet, ignored *show.Lines) error {
+	fmt.Fprintf(out, "  patch pod/web-1 (rv=%s); the first update the others got:\n",
+		patched.ResourceVersion)
+	q, err := quiet.Await(ctx, 1)
+	if err != nil {
+		return err
+	}
+	i, err := ignored.Await(ctx, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
+	return nil
+}
+
 // printRequests prints a heading with the count, then the requests.
 func printRequests(out io.Writer, heading string, reqs []string) {
 	fmt.Fprintf(out, "%s %d\n", heading, len(reqs))
@@ -279,9 +309,31 @@ func printTransformed(out io.Writer, objs []runtime.Object, ps []*corev1.Pod,
 		len(live.Spec.Containers), len(cached.Spec.Containers))
 }
 
+// printKinds prints what step 4a got for deployment/web: the type
+// meta of the cached object, and what the scheme maps its Go type to.
+func printKinds(out io.Writer, web *appsv1.Deployment, gvk schema.GroupVersionKind) {
+	fmt.Fprintf(out, "    deployment/web: kind=%q apiVersion=%q\n", web.Kind, web.APIVersion)
+	fmt.Fprintf(out, "    scheme.Scheme.ObjectKinds: %s\n", gvk)
+}
+
+// printOwnWrite prints step 4c: what the write returned, and pod/web-1
+// as the lister had it while the event was held, and once a handler
+// had seen it.
+func printOwnWrite(out io.Writer, patched, stale, fresh *corev1.Pod) {
+	fmt.Fprintln(out, "    patch pod/web-1 tier=gold: the API answers rv="+patched.ResourceVersion)
+	fmt.Fprintf(out, "    lister, event still on its way: %s\n", rvTier(stale))
+	fmt.Fprintf(out, "    lister, once the handler saw it: %s\n", rvTier(fresh))
+}
+
 // rvTier renders a pod's resourceVersion and tier label.
 func rvTier(p *corev1.Pod) string {
 	return fmt.Sprintf("rv=%s tier=%q", p.ResourceVersion, p.Labels["tier"])
+}
+
+// printStopped prints what step 4d sees after label: whether Shutdown
+// has returned, and whether the informer has stopped.
+func printStopped(out io.Writer, label string, returned, stopped bool) {
+	fmt.Fprintf(out, "    %s Shutdown returned=%t, informer stopped=%t\n", label, returned, stopped)
 }
 
 // names lists the names of typed objects, sorted: a lister returns

@@ -294,8 +294,7 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    deployment/web: kind=%q apiVersion=%q\n", web.Kind, web.APIVersion)
-	fmt.Fprintf(out, "    scheme.Scheme.ObjectKinds: %s\n", gvks[0])
+	printKinds(out, web, gvks[0])
 
 	// 4b. Start runs the informers made so far. One made later does not
 	// run, and WaitForCacheSync, which waits only for started ones, ignores it.
@@ -317,38 +316,31 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "    patch pod/web-1 tier=gold: the API answers rv="+patched.ResourceVersion)
 	if err := gate.awaitHeld(ctx); err != nil { // the event is in the informer, not its cache
 		return err
 	}
 	podLister := pods.Lister().Pods(c.Namespace)
-	stale, err := podLister.Get("web-1")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    lister, event still on its way: %s\n", rvTier(stale))
+	stale, err1 := podLister.Get("web-1")
 	gate.release()
 	// A handler is called after the cache is written: once it has seen
 	// our resourceVersion, the lister has it too.
 	if err := awaitLine(ctx, updates, patched.ResourceVersion); err != nil {
 		return err
 	}
-	fresh, err := podLister.Get("web-1")
-	if err != nil {
+	fresh, err2 := podLister.Get("web-1")
+	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    lister, once the handler saw it: %s\n", rvTier(fresh))
+	printOwnWrite(out, patched, stale, fresh)
 
 	// 4d. Shutdown waits for the informers, which return only when their
 	// context ends: defer Shutdown before cancel (defers run last-in first-out).
 	fmt.Fprintln(out, "  4d. Shutdown waits for the informers; only cancel stops them")
 	shutdown := inBackground(factory.Shutdown)
-	fmt.Fprintf(out, "    Shutdown() first: Shutdown returned=%t, informer stopped=%t\n",
-		closed(shutdown), inf.IsStopped())
+	printStopped(out, "Shutdown() first:", closed(shutdown), inf.IsStopped())
 	cancel()
 	<-shutdown
-	fmt.Fprintf(out, "    then cancel():    Shutdown returned=%t, informer stopped=%t\n",
-		closed(shutdown), inf.IsStopped())
+	printStopped(out, "then cancel():   ", closed(shutdown), inf.IsStopped())
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	fmt.Fprintf(out, "    AddEventHandler on a stopped informer fails: %t\n", err != nil)
 	return nil
@@ -395,12 +387,9 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// OnUpdate(obj, obj): nothing is fetched, the request log stays empty.
 	c.ResetRequests()
 	n := len(pods.GetStore().List())
-	replayed, err := eager.AwaitSorted(ctx, n) // the cache is a map: no order
-	if err != nil {
+	if err := printResync(ctx, out, eager, n); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
-	show.Print(out, "    ", replayed)
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests()))
 
 	// The other handlers got no resync: their first update is a change.
@@ -410,13 +399,5 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  patch pod/web-1 (rv=%s); the first update the others got:\n",
-		patched.ResourceVersion)
-	q, err1 := quiet.Await(ctx, 1)
-	i, err2 := ignored.Await(ctx, 1)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
-	return nil
+	return printFirstUpdates(ctx, out, patched, quiet, ignored)
 }
