@@ -2,9 +2,9 @@ package main
 
 // What chapter 06 needs only to show the factory at work: the setup and
 // its objects; the gate that holds one event back for step 4c, and the
-// small waits beside it; the request log in short; and the printing of
-// what the steps got, in a fixed order. Nothing here is the lesson;
-// main.go is.
+// small waits beside it; the request log in short; and the print
+// functions, which await what the handlers report and print what the
+// steps got, in a fixed order. Nothing here is the lesson; main.go is.
 
 import (
 	"context"
@@ -183,9 +183,9 @@ func describeRequest(r apiserver.Request) string {
 
 // printNext prints what, the change a step made, then awaits the next n
 // lines the handlers report about it and prints them in the order they
-// came.
+// came, all indented under the step's "changes arrive" line.
 func printNext(ctx context.Context, out io.Writer, what string, lines *show.Lines, n int) error {
-	fmt.Fprintln(out, what)
+	fmt.Fprintln(out, "    "+what)
 	got, err := lines.Await(ctx, n)
 	if err != nil {
 		return err

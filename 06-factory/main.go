@@ -119,7 +119,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if err := printNext(ctx, out, "    patch deployment/web image nginx:1.28", events, 1); err != nil {
+	if err := printNext(ctx, out, "patch deployment/web image nginx:1.28", events, 1); err != nil {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
@@ -131,7 +131,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// ADDED, then the two steps of a deletion.
-	return printNext(ctx, out, "    create pod/web-3, delete pod/web-2", events, 3)
+	return printNext(ctx, out, "create pod/web-3, delete pod/web-2", events, 3)
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.
