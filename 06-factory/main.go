@@ -95,7 +95,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", depReg.HasSyncedChecker(), podReg.HasSyncedChecker()) {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
-	printSorted(out, "  the handlers got the initial list (in no defined order; sorted here):", events.Drain())
+	printSorted(out, "  the handlers got the initial list (in no defined order; sorted here):",
+		events.Drain())
 
 	// Listers read the informer's cache, never the server. A miss is a
 	// NotFound error, as from the API.
@@ -235,7 +236,8 @@ func options(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	}
 	// Two informers start at once: their requests come in no fixed order
 	// (requestsFor sorts them).
-	printRequests(out, "  requests (the server applies the selector):", requestsFor(c, "deployments.apps", "pods"))
+	printRequests(out, "  requests (the server applies the selector):",
+		requestsFor(c, "deployments.apps", "pods"))
 
 	podLister := pods.Lister().Pods(c.Namespace)
 	objs, err1 := generic.Lister().ByNamespace(c.Namespace).List(labels.Everything())
