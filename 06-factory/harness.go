@@ -2,9 +2,9 @@ package main
 
 // What chapter 06 needs only to show the factory at work: the setup and
 // its objects; the gate that holds one event back for step 4c, and the
-// small waits beside it; the request log in short; and the printing of
-// what the steps got, in a fixed order. Nothing here is the lesson;
-// main.go is.
+// small waits beside it; the request log in short; and the print
+// functions, which await what the handlers report and print what the
+// steps got, in a fixed order. Nothing here is the lesson; main.go is.
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -151,16 +152,18 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
-// requestsFor returns the list and watch requests for one resource
+// requestsFor returns the list and watch requests for the resources
 // since the last ResetRequests, from the client-side request log, one
-// short line each.
-func requestsFor(c *cluster.Cluster, resource string) []string {
+// short line each, sorted: informers started together send theirs in no
+// fixed order.
+func requestsFor(c *cluster.Cluster, resources ...string) []string {
 	var lines []string
 	for _, r := range c.Requests() {
-		if r.Resource == resource && show.ListsAndWatches(r) {
+		if slices.Contains(resources, r.Resource) && show.ListsAndWatches(r) {
 			lines = append(lines, describeRequest(r))
 		}
 	}
+	slices.Sort(lines)
 	return lines
 }
 
@@ -178,10 +181,67 @@ func describeRequest(r apiserver.Request) string {
 	return s
 }
 
+// printNext prints what, the change a step made, then awaits the next n
+// lines the handlers report about it and prints them in the order they
+// came, all indented under the step's "changes arrive" line.
+func printNext(ctx context.Context, out io.Writer, what string, lines *show.Lines, n int) error {
+	fmt.Fprintln(out, "    "+what)
+	got, err := lines.Await(ctx, n)
+	if err != nil {
+		return err
+	}
+	show.Print(out, "    ", got)
+	return nil
+}
+
+// printSorted prints a heading, then lines sorted: for handler calls
+// whose order client-go does not define.
+func printSorted(out io.Writer, heading string, lines []string) {
+	fmt.Fprintln(out, heading)
+	show.Print(out, "    ", slices.Sorted(slices.Values(lines)))
+}
+
+// printResync awaits the n resync calls handler eager gets and prints
+// them sorted: a resync walks the cache, a map, in no order.
+func printResync(ctx context.Context, out io.Writer, eager *show.Lines, n int) error {
+	got, err := eager.AwaitSorted(ctx, n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
+	show.Print(out, "    ", got)
+	return nil
+}
+
+// printFirstUpdates awaits the first update handlers quiet and ignored
+// get after patched, and prints them.
+func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
+	quiet, ignored *show.Lines) error {
+	fmt.Fprintf(out, "  patch pod/web-1 (rv=%s); the first update the others got:\n",
+		patched.ResourceVersion)
+	q, err := quiet.Await(ctx, 1)
+	if err != nil {
+		return err
+	}
+	i, err := ignored.Await(ctx, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
+	return nil
+}
+
 // printRequests prints a heading with the count, then the requests.
 func printRequests(out io.Writer, heading string, reqs []string) {
 	fmt.Fprintf(out, "%s %d\n", heading, len(reqs))
 	show.Print(out, "    ", reqs)
+}
+
+// printShared prints what step 2's three consumers got from the factory.
+func printShared(out io.Writer, sameCache, sameInformer bool) {
+	fmt.Fprintln(out, "  audit, metrics, cleanup: each calls factory.Core().V1().Pods().Informer()")
+	fmt.Fprintf(out, "    the same cache behind all three: %t\n", sameCache)
+	fmt.Fprintf(out, "    the Informer() values are equal: %t\n", sameInformer)
 }
 
 // syncedString renders WaitForCacheSync's map in a fixed order.
@@ -230,6 +290,15 @@ func printListerReads(out io.Writer, ds []*appsv1.Deployment, web *appsv1.Deploy
 		`Pods(ns).Get("web-9")`, notFound, apierrors.IsNotFound(notFound))
 }
 
+// printForResource prints what step 3's two ForResource calls returned:
+// the informer of a built-in resource, and the error for any other.
+func printForResource(out io.Writer, gvr schema.GroupVersionResource, sameCache bool,
+	other schema.GroupVersionResource, err error) {
+	fmt.Fprintf(out, "  ForResource(%s)\n", gvr)
+	fmt.Fprintf(out, "    same cache as Apps().V1().Deployments(): %t\n", sameCache)
+	fmt.Fprintf(out, "  ForResource(%s)\n    %v\n", other, err)
+}
+
 // printTransformed prints what step 3's listers hold, and pod/web-1 from
 // the API beside the cached one.
 func printTransformed(out io.Writer, objs []runtime.Object, ps []*corev1.Pod,
@@ -240,9 +309,31 @@ func printTransformed(out io.Writer, objs []runtime.Object, ps []*corev1.Pod,
 		len(live.Spec.Containers), len(cached.Spec.Containers))
 }
 
+// printKinds prints what step 4a got for deployment/web: the type
+// meta of the cached object, and what the scheme maps its Go type to.
+func printKinds(out io.Writer, web *appsv1.Deployment, gvk schema.GroupVersionKind) {
+	fmt.Fprintf(out, "    deployment/web: kind=%q apiVersion=%q\n", web.Kind, web.APIVersion)
+	fmt.Fprintf(out, "    scheme.Scheme.ObjectKinds: %s\n", gvk)
+}
+
+// printOwnWrite prints step 4c: what the write returned, and pod/web-1
+// as the lister had it while the event was held, and once a handler
+// had seen it.
+func printOwnWrite(out io.Writer, patched, stale, fresh *corev1.Pod) {
+	fmt.Fprintln(out, "    patch pod/web-1 tier=gold: the API answers rv="+patched.ResourceVersion)
+	fmt.Fprintf(out, "    lister, event still on its way: %s\n", rvTier(stale))
+	fmt.Fprintf(out, "    lister, once the handler saw it: %s\n", rvTier(fresh))
+}
+
 // rvTier renders a pod's resourceVersion and tier label.
 func rvTier(p *corev1.Pod) string {
 	return fmt.Sprintf("rv=%s tier=%q", p.ResourceVersion, p.Labels["tier"])
+}
+
+// printStopped prints what step 4d sees after label: whether Shutdown
+// has returned, and whether the informer has stopped.
+func printStopped(out io.Writer, label string, returned, stopped bool) {
+	fmt.Fprintf(out, "    %s Shutdown returned=%t, informer stopped=%t\n", label, returned, stopped)
 }
 
 // names lists the names of typed objects, sorted: a lister returns

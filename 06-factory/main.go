@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -96,8 +95,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", depReg.HasSyncedChecker(), podReg.HasSyncedChecker()) {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
-	fmt.Fprintln(out, "  the handlers got the initial list (in no defined order; sorted here):")
-	show.Print(out, "    ", slices.Sorted(slices.Values(events.Drain())))
+	printSorted(out, "  the handlers got the initial list (in no defined order; sorted here):",
+		events.Drain())
 
 	// Listers read the informer's cache, never the server. A miss is a
 	// NotFound error, as from the API.
@@ -115,19 +114,15 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// Changes arrive through the handlers. A paused deployment does not
 	// roll out a new pod template: no ReplicaSet, no pods.
 	fmt.Fprintln(out, "  changes arrive through the handlers:")
-	fmt.Fprintln(out, "    patch deployment/web image nginx:1.28")
 	image := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
 	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web",
 		types.StrategicMergePatchType, []byte(image), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	got, err := events.Await(ctx, 1)
-	if err != nil {
+	if err := printNext(ctx, out, "patch deployment/web image nginx:1.28", events, 1); err != nil {
 		return err
 	}
-	show.Print(out, "    ", got)
-	fmt.Fprintln(out, "    create pod/web-3, delete pod/web-2")
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
 	web3 := show.GatedPod("web-3", cluster.Labels("app", "web"))
 	if _, err := podClient.Create(ctx, web3, metav1.CreateOptions{}); err != nil {
@@ -136,11 +131,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err := podClient.Delete(ctx, "web-2", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	if got, err = events.Await(ctx, 3); err != nil { // ADDED, then the two steps of a deletion
-		return err
-	}
-	show.Print(out, "    ", got)
-	return nil
+	// ADDED, then the two steps of a deletion.
+	return printNext(ctx, out, "create pod/web-3, delete pod/web-2", events, 3)
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.
@@ -149,6 +141,8 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(
 		c.Client, 0, informers.WithNamespace(c.Namespace))
+	var wg sync.WaitGroup // the informers built without the factory, below
+	defer wg.Wait()
 	defer factory.Shutdown()
 	defer cancel()
 
@@ -171,11 +165,9 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		regs = append(regs, reg.HasSyncedChecker())
 	}
 	// Informer() wraps the informer in a new view each call: compare the caches.
-	fmt.Fprintln(out, "  audit, metrics, cleanup: each calls factory.Core().V1().Pods().Informer()")
-	fmt.Fprintf(out, "    the same cache behind all three: %t\n",
-		infs[0].GetStore() == infs[1].GetStore() && infs[1].GetStore() == infs[2].GetStore())
-	fmt.Fprintf(out, "    the Informer() values are equal: %t\n",
-		infs[0] == infs[1] && infs[1] == infs[2])
+	sameCache := infs[0].GetStore() == infs[1].GetStore() && infs[1].GetStore() == infs[2].GetStore()
+	sameInformer := infs[0] == infs[1] && infs[1] == infs[2]
+	printShared(out, sameCache, sameInformer)
 
 	c.ResetRequests()
 	factory.Start(ctx.Done())
@@ -192,21 +184,16 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// The contrast: three informers built directly, bypassing the factory.
 	// Each lists and watches on its own, and keeps its own copy of every pod.
 	c.ResetRequests()
-	var wg sync.WaitGroup
 	var checks []cache.DoneChecker
 	for range 3 {
 		inf := corev1informers.NewPodInformer(c.Client, c.Namespace, 0, cache.Indexers{})
 		wg.Go(func() { inf.RunWithContext(ctx) })
 		checks = append(checks, inf.HasSyncedChecker())
 	}
-	ok := cache.WaitFor(ctx, "", checks...)
-	reqs := requestsFor(c, "pods")
-	cancel()
-	wg.Wait()
-	if !ok {
-		return fmt.Errorf("independent informers did not sync")
+	if !cache.WaitFor(ctx, "", checks...) {
+		return fmt.Errorf("independent informers did not sync: %w", context.Cause(ctx))
 	}
-	printRequests(out, "  three NewPodInformer, requests for pods:", reqs)
+	printRequests(out, "  three NewPodInformer, requests for pods:", requestsFor(c, "pods"))
 	return nil
 }
 
@@ -235,13 +222,10 @@ func options(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	typed := factory.Apps().V1().Deployments().Informer()
-	fmt.Fprintf(out, "  ForResource(%s)\n", gvr)
-	fmt.Fprintf(out, "    same cache as Apps().V1().Deployments(): %t\n",
-		generic.Informer().GetStore() == typed.GetStore())
+	sameCache := generic.Informer().GetStore() == typed.GetStore()
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	if _, err := factory.ForResource(widgets); err != nil {
-		fmt.Fprintf(out, "  ForResource(%s)\n    %v\n", widgets, err)
-	}
+	_, unknown := factory.ForResource(widgets)
+	printForResource(out, *gvr, sameCache, widgets, unknown)
 	pods := factory.Core().V1().Pods()
 	pods.Informer() // Pods() alone makes nothing: make the informer before Start
 
@@ -250,10 +234,10 @@ func options(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		return err
 	}
-	// Two informers start at once: their requests come in no fixed order.
-	reqs := append(requestsFor(c, "deployments.apps"), requestsFor(c, "pods")...)
-	slices.Sort(reqs)
-	printRequests(out, "  requests (the server applies the selector):", reqs)
+	// Two informers start at once: their requests come in no fixed order
+	// (requestsFor sorts them).
+	printRequests(out, "  requests (the server applies the selector):",
+		requestsFor(c, "deployments.apps", "pods"))
 
 	podLister := pods.Lister().Pods(c.Namespace)
 	objs, err1 := generic.Lister().ByNamespace(c.Namespace).List(labels.Everything())
@@ -312,8 +296,7 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    deployment/web: kind=%q apiVersion=%q\n", web.Kind, web.APIVersion)
-	fmt.Fprintf(out, "    scheme.Scheme.ObjectKinds: %s\n", gvks[0])
+	printKinds(out, web, gvks[0])
 
 	// 4b. Start runs the informers made so far. One made later does not
 	// run, and WaitForCacheSync, which waits only for started ones, ignores it.
@@ -335,38 +318,31 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "    patch pod/web-1 tier=gold: the API answers rv="+patched.ResourceVersion)
 	if err := gate.awaitHeld(ctx); err != nil { // the event is in the informer, not its cache
 		return err
 	}
 	podLister := pods.Lister().Pods(c.Namespace)
-	stale, err := podLister.Get("web-1")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    lister, event still on its way: %s\n", rvTier(stale))
+	stale, err1 := podLister.Get("web-1")
 	gate.release()
 	// A handler is called after the cache is written: once it has seen
 	// our resourceVersion, the lister has it too.
 	if err := awaitLine(ctx, updates, patched.ResourceVersion); err != nil {
 		return err
 	}
-	fresh, err := podLister.Get("web-1")
-	if err != nil {
+	fresh, err2 := podLister.Get("web-1")
+	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    lister, once the handler saw it: %s\n", rvTier(fresh))
+	printOwnWrite(out, patched, stale, fresh)
 
 	// 4d. Shutdown waits for the informers, which return only when their
 	// context ends: defer Shutdown before cancel (defers run last-in first-out).
 	fmt.Fprintln(out, "  4d. Shutdown waits for the informers; only cancel stops them")
 	shutdown := inBackground(factory.Shutdown)
-	fmt.Fprintf(out, "    Shutdown() first: Shutdown returned=%t, informer stopped=%t\n",
-		closed(shutdown), inf.IsStopped())
+	printStopped(out, "Shutdown() first:", closed(shutdown), inf.IsStopped())
 	cancel()
 	<-shutdown
-	fmt.Fprintf(out, "    then cancel():    Shutdown returned=%t, informer stopped=%t\n",
-		closed(shutdown), inf.IsStopped())
+	printStopped(out, "then cancel():   ", closed(shutdown), inf.IsStopped())
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	fmt.Fprintf(out, "    AddEventHandler on a stopped informer fails: %t\n", err != nil)
 	return nil
@@ -413,12 +389,9 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// OnUpdate(obj, obj): nothing is fetched, the request log stays empty.
 	c.ResetRequests()
 	n := len(pods.GetStore().List())
-	replayed, err := eager.AwaitSorted(ctx, n) // the cache is a map: no order
-	if err != nil {
+	if err := printResync(ctx, out, eager, n); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
-	show.Print(out, "    ", replayed)
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests()))
 
 	// The other handlers got no resync: their first update is a change.
@@ -428,13 +401,5 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  patch pod/web-1 (rv=%s); the first update the others got:\n",
-		patched.ResourceVersion)
-	q, err1 := quiet.Await(ctx, 1)
-	i, err2 := ignored.Await(ctx, 1)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
-	return nil
+	return printFirstUpdates(ctx, out, patched, quiet, ignored)
 }
