@@ -31,7 +31,7 @@ var lessonFloor = map[string]int{
 	"03-reflector":  31,
 	"04-indexer":    43,
 	"05-informer":   37,
-	"06-factory":    41,
+	"06-factory":    47,
 	"07-controller": 26,
 	"08-testing":    38,
 	"09-metadata":   44,
