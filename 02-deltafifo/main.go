@@ -13,8 +13,8 @@
 // tools/cache/the_real_fifo.go and tools/cache/controller.go
 // (newQueueFIFO, processDeltas). This file drives the queues;
 // informer.go does with each popped entry what an informer does;
-// pod.go holds the object queued; observe.go only shows the queues at
-// work (a tap, the formatting).
+// pod.go holds the object queued and its key; observe.go only shows
+// the queues at work (a tap, the formatting) and guards them.
 package main
 
 import (
@@ -406,24 +406,4 @@ func closing(_ context.Context, out io.Writer) error {
 		// !-close
 	}
 	return nil
-}
-
-// podKey is the KeyFunction. Like DeletionHandlingMetaNamespaceKeyFunc
-// it also accepts a tombstone, so a Store keyed by it can delete one.
-func podKey(obj any) (string, error) {
-	switch o := obj.(type) {
-	case Pod:
-		return o.Name, nil
-	case cache.DeletedFinalStateUnknown:
-		return o.Key, nil
-	}
-	return "", fmt.Errorf("podKey: %T is not a Pod", obj)
-}
-
-// guard closes q when ctx ends, as controller.go's RunWithContext
-// does (L174-177), so a Pop can never outlive the chapter. Call the
-// returned func to release it.
-func guard(ctx context.Context, q cache.Queue) (release func()) {
-	stop := context.AfterFunc(ctx, q.Close)
-	return func() { stop() }
 }

@@ -2,11 +2,13 @@ package main
 
 // What the chapter needs only to show the queues at work, and nothing
 // of what it teaches: a tap that wraps a queue and prints every call
-// made on it, a handler that renders the calls it gets as lines, and
-// the formatting of objects, entries and stores.
+// made on it, a handler that renders the calls it gets as lines, the
+// formatting of objects, entries and stores, and the guard that closes
+// a queue when the run ends.
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -264,4 +266,12 @@ func sorted(objs []any) []any {
 		return cmp.Compare(ka, kb)
 	})
 	return objs
+}
+
+// guard closes q when ctx ends, as controller.go's RunWithContext
+// does (L174-177), so a Pop can never outlive the chapter. Call the
+// returned func to release it.
+func guard(ctx context.Context, q cache.Queue) (release func()) {
+	stop := context.AfterFunc(ctx, q.Close)
+	return func() { stop() }
 }
