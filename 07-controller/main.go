@@ -1,7 +1,8 @@
 // Chapter 07-controller: informer → workqueue → workers. A small, real
 // controller keeps a ConfigMap "<name>-summary" in sync with each
 // Deployment; the steps show what the workqueue adds. recorder.go only
-// watches, by wrapping the queue, rate limiter, lister and handler.
+// watches, by wrapping the queue, rate limiter, lister and handler, and
+// prints; stage.go stages the faults that only the workshop cluster can.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -19,7 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
@@ -29,7 +30,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -113,13 +113,12 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	// !-start
 	s.printf("  informer synced, handler synced: %d deployments cached; no workers yet\n",
 		len(s.informer.Informer().GetStore().ListKeys()))
-	for _, name := range []string{"web", "api"} {
-		d, err := s.deploys.Create(ctx, newDeployment(name), metav1.CreateOptions{})
+	for _, d := range []*appsv1.Deployment{newDeployment("web"), newDeployment("api")} {
+		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
-		s.printf("  create deployment/%s  rv=%s  release=v1 (paused, replicas 0)\n",
-			name, d.ResourceVersion)
+		printCreated(s.out, d)
 	}
 	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
 		return err
@@ -133,11 +132,11 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 func (s *steps) dedup(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 2. Dedup: three updates to web before any worker runs, one sync")
 	for _, release := range []string{"v2", "v3", "v4"} {
-		rv, err := patchRelease(ctx, s.deploys, "web", release)
+		d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch(release), metav1.PatchOptions{})
 		if err != nil {
 			return err
 		}
-		s.printf("  patch deployment/web  rv=%s  release=%s\n", rv, release)
+		printPatched(s.out, d, "")
 	}
 	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
 		return err
@@ -162,26 +161,15 @@ func (s *steps) dedup(ctx context.Context) error {
 // first. Each failure waits twice as long; success forgets them.
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
-	if !s.c.Embedded() {
-		fmt.Fprintln(s.out, "  skipped on a real cluster: "+
-			"kube-apiserver cannot be made to answer 409 Conflict on demand")
-		return nil
+	// The next two updates of configmap/api-summary answer 409 (stage.go).
+	if !s.printConflicts() {
+		return nil // a real cluster cannot be made to; it said so
 	}
-	// !+conflict
-	s.c.Server.InjectFault(apiserver.Fault{
-		Verb: "update", Resource: "configmaps", Name: "api-summary",
-		Times: 2,
-		Err: apierrors.NewConflict(
-			schema.GroupResource{Resource: "configmaps"}, "api-summary",
-			fmt.Errorf("the object has been modified")),
-	})
-	// !-conflict
-	fmt.Fprintln(s.out, "  inject: the next 2 updates of configmap/api-summary answer 409 Conflict")
-	rv, err := patchRelease(ctx, s.deploys, "api", "v2")
+	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	s.printf("  patch deployment/api  rv=%s  release=v2\n", rv)
+	printPatched(s.out, d, "")
 	if err := s.rec.show(ctx, "api to sync after its retries", synced(1, "api")); err != nil {
 		return err
 	}
@@ -194,10 +182,9 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 // being processed is never handed to a second worker.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	if !s.c.Embedded() {
-		fmt.Fprintln(s.out, "  relist skipped on a real cluster: "+
-			"kube-apiserver cannot be made to compact its watch cache on demand")
-	} else if err := s.relist(ctx); err != nil {
+	// A relist, staged by the workshop cluster (stage.go): the handler
+	// gets every cached Deployment again, at the same resourceVersion.
+	if err := s.printRelist(ctx); err != nil {
 		return err
 	}
 	web, err := s.informer.Lister().Deployments(s.c.Namespace).Get("web")
@@ -213,18 +200,19 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	// The recorder holds web's next sync right after its lister read.
 	held, release := s.rec.hold(key(s.c.Namespace, "web"))
 	defer release()
-	rv, err := patchRelease(ctx, s.deploys, "web", "v5")
+	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	s.printf("  patch deployment/web  rv=%s  release=v5  (its sync will be held after reading)\n", rv)
+	printPatched(s.out, d, "  (its sync will be held after reading)")
 	if err := held(ctx); err != nil {
 		return err
 	}
-	if rv, err = patchRelease(ctx, s.deploys, "web", "v6"); err != nil {
+	d, err = s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v6"), metav1.PatchOptions{})
+	if err != nil {
 		return err
 	}
-	s.printf("  patch deployment/web  rv=%s  release=v6  (while that sync is held)\n", rv)
+	printPatched(s.out, d, "  (while that sync is held)")
 	if err := s.rec.waitFor(ctx, "the handler to see release=v6", adds(2)); err != nil {
 		return err
 	}
@@ -236,28 +224,6 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		return err
 	}
 	s.printf("  most syncs of one key at the same time, over the whole run: %d\n", s.rec.mostAtOnce())
-	return nil
-}
-
-// relist: the workshop cluster makes the informer's re-watch get 410
-// Expired, so it relists. Resync is off, yet every unchanged object
-// reaches the handler as OnUpdate(old, new), at equal resourceVersions.
-func (s *steps) relist(ctx context.Context) error {
-	informerRV := s.informer.Informer().LastSyncResourceVersion()
-	// !+relist
-	s.c.Server.HoldWatches()
-	s.c.Server.DropWatches()
-	rv := s.c.Server.CompactHistory()
-	s.c.Server.ReleaseWatches()
-	// !-relist
-	s.printf("  outage: watch dropped; history compacted to rv=%s, past the informer's rv=%s\n",
-		rv, informerRV)
-	fmt.Fprintln(s.out, "  the re-watch gets 410 Expired; after its backoff the informer relists")
-	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {
-		return err
-	}
-	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
-		s.queue.Len())
 	return nil
 }
 

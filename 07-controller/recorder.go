@@ -521,6 +521,18 @@ func sortedByKey(recs []record) []record {
 // printf prints a line of a step.
 func (s *steps) printf(format string, a ...any) { fmt.Fprintf(s.out, format, a...) }
 
+// printCreated prints a Deployment the step created.
+func printCreated(out io.Writer, d *appsv1.Deployment) {
+	fmt.Fprintf(out, "  create deployment/%s  rv=%s  release=%s (paused, replicas 0)\n",
+		d.Name, d.ResourceVersion, releaseOf(d))
+}
+
+// printPatched prints a Deployment the step patched, and a note.
+func printPatched(out io.Writer, d *appsv1.Deployment, note string) {
+	fmt.Fprintf(out, "  patch deployment/%s  rv=%s  release=%s%s\n",
+		d.Name, d.ResourceVersion, releaseOf(d), note)
+}
+
 // printLeftBehind lists the summaries still on the cluster.
 func printLeftBehind(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	left, err := c.Client.CoreV1().ConfigMaps(c.Namespace).List(ctx,
