@@ -1,8 +1,8 @@
 // Chapter 07-controller: informer → workqueue → workers. A small, real
 // controller keeps a ConfigMap "<name>-summary" in sync with each
 // Deployment; the steps show what the workqueue adds. recorder.go only
-// watches, by wrapping the queue, rate limiter, lister and handler, and
-// prints; stage.go stages the faults that only the workshop cluster can.
+// watches, by wrapping the queue, rate limiter, lister, client and
+// handler, and prints; stage.go stages the faults that only the workshop cluster can.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -91,7 +91,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(s.rec.limiter(limiter),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "summaries"})
 	s.queue = s.rec.queue(queue)
-	s.ctl = newController(s.c.Client, s.rec.lister(s.informer.Lister()), s.queue, s.rec)
+	s.ctl = newController(s.rec.client(s.c.Client), s.rec.lister(s.informer.Lister()), s.queue)
 	reg, err := s.informer.Informer().AddEventHandler(s.rec.handler(s.ctl.handler()))
 	// !-wiring
 	if err != nil {
@@ -267,13 +267,11 @@ type controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	// sync is syncDeployment; tests swap in their own.
 	sync func(ctx context.Context, key string) error
-	// rec notes what a sync did, where sample-controller records an Event.
-	rec *recorder
 }
 
 func newController(client kubernetes.Interface, lister appslisters.DeploymentLister,
-	queue workqueue.TypedRateLimitingInterface[string], rec *recorder) *controller {
-	ctl := &controller{client: client, lister: lister, queue: queue, rec: rec}
+	queue workqueue.TypedRateLimitingInterface[string]) *controller {
+	ctl := &controller{client: client, lister: lister, queue: queue}
 	ctl.sync = ctl.syncDeployment
 	return ctl
 }
@@ -382,10 +380,8 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 		// first (ownerReference); NotFound means done either way.
 		err := cms.Delete(ctx, cmName, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			ctl.rec.wrote(key, "delete", "configmap/"+cmName, err)
 			return err
 		}
-		ctl.rec.did(key, "not in the lister: configmap/"+cmName+" gone")
 		return nil
 	}
 	if err != nil {
@@ -399,18 +395,15 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = cms.Create(ctx, newSummary(d, cmName, want), metav1.CreateOptions{})
-		ctl.rec.wrote(key, "create", "configmap/"+cmName, err)
 		return err
 	case err != nil:
 		return err
 	case maps.Equal(cm.Data, want):
-		ctl.rec.did(key, "configmap/"+cmName+" already in sync")
 		return nil
 	}
 	// cm came from a GET, so it is ours to change. Update sends its
 	// resourceVersion: if someone wrote in between, 409 Conflict.
 	cm.Data = want
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-	ctl.rec.wrote(key, "update", "configmap/"+cmName, err)
 	return err
 }
