@@ -120,11 +120,8 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
-		return err
-	}
-	s.printf("  queue length %d: two keys wait, no worker runs yet\n", s.queue.Len())
-	return nil
+	return s.printQueue(ctx, "the handler to see both creates", adds(2),
+		"two keys wait, no worker runs yet")
 }
 
 // dedup: adding a key that is already waiting changes nothing; the one
@@ -138,11 +135,10 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		printPatched(s.out, d, "")
 	}
-	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
+	if err := s.printQueue(ctx, "the handler to see the patches", adds(3),
+		"web was already queued, so the three Adds changed nothing"); err != nil {
 		return err
 	}
-	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n",
-		s.queue.Len())
 	// !+workers
 	for range workers {
 		s.workers.Go(func() { s.ctl.runWorker(ctx) })
@@ -220,11 +216,7 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		s.queue.Len())
 	release()
 	fmt.Fprintln(s.out, "  release the held sync")
-	if err := s.rec.show(ctx, "web to sync twice", synced(2, "web")); err != nil {
-		return err
-	}
-	s.printf("  most syncs of one key at the same time, over the whole run: %d\n", s.rec.mostAtOnce())
-	return nil
+	return s.rec.printMostAtOnce(ctx, "web to sync twice", synced(2, "web"))
 }
 
 // deleteAndShutDown: a delete is one more key; the sync finds nothing

@@ -470,6 +470,17 @@ func (r *recorder) showRelist(ctx context.Context, n int) error {
 	})
 }
 
+// printMostAtOnce is show, then the most syncs of one key that ever
+// ran at once: the workqueue promises 1.
+func (r *recorder) printMostAtOnce(ctx context.Context, what string, done func([]record) bool) error {
+	if err := r.show(ctx, what, done); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "  most syncs of one key at the same time, over the whole run: %d\n",
+		r.mostAtOnce())
+	return nil
+}
+
 // print waits until done, then prints the records after the mark that
 // pick keeps, and moves the mark to the end.
 func (r *recorder) print(ctx context.Context, what string, done func([]record) bool,
@@ -610,6 +621,17 @@ func printCreated(out io.Writer, d *appsv1.Deployment) {
 func printPatched(out io.Writer, d *appsv1.Deployment, note string) {
 	fmt.Fprintf(out, "  patch deployment/%s  rv=%s  release=%s%s\n",
 		d.Name, d.ResourceVersion, releaseOf(d), note)
+}
+
+// printQueue is show, then the queue's length and what it says. The
+// steps call it only when nothing else can move the queue.
+func (s *steps) printQueue(ctx context.Context, what string, done func([]record) bool,
+	says string) error {
+	if err := s.rec.show(ctx, what, done); err != nil {
+		return err
+	}
+	s.printf("  queue length %d: %s\n", s.queue.Len(), says)
+	return nil
 }
 
 // printLeftBehind lists the summaries still on the cluster.
