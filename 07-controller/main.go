@@ -120,8 +120,11 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	return s.printQueue(ctx, "the handler to see both creates", adds(2),
-		"two keys wait, no worker runs yet")
+	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
+		return err
+	}
+	s.printf("  queue length %d: two keys wait, no worker runs yet\n", s.queue.Len())
+	return nil
 }
 
 // dedup: adding a key that is already waiting changes nothing; the one
@@ -135,10 +138,11 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		printPatched(s.out, d, "")
 	}
-	if err := s.printQueue(ctx, "the handler to see the patches", adds(3),
-		"web was already queued, so the three Adds changed nothing"); err != nil {
+	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
 		return err
 	}
+	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n",
+		s.queue.Len())
 	// !+workers
 	for range workers {
 		s.workers.Go(func() { s.ctl.runWorker(ctx) })
@@ -178,9 +182,7 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 // being processed is never handed to a second worker.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	// A relist, staged by the workshop cluster (stage.go): the handler
-	// gets every cached Deployment again, at the same resourceVersion.
-	if err := s.printRelist(ctx); err != nil {
+	if err := s.relist(ctx); err != nil {
 		return err
 	}
 	web, err := s.informer.Lister().Deployments(s.c.Namespace).Get("web")
@@ -217,6 +219,22 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	release()
 	fmt.Fprintln(s.out, "  release the held sync")
 	return s.rec.printMostAtOnce(ctx, "web to sync twice", synced(2, "web"))
+}
+
+// relist: the workshop cluster makes the informer's re-watch get 410
+// Expired, so it relists (printOutage, in stage.go). Resync is off, yet
+// every unchanged object reaches the handler as OnUpdate(old, new), at
+// equal resourceVersions.
+func (s *steps) relist(ctx context.Context) error {
+	if !s.printOutage(s.informer.Informer().LastSyncResourceVersion()) {
+		return nil // a real cluster cannot be made to; it said so
+	}
+	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {
+		return err
+	}
+	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
+		s.queue.Len())
+	return nil
 }
 
 // deleteAndShutDown: a delete is one more key; the sync finds nothing

@@ -623,17 +623,6 @@ func printPatched(out io.Writer, d *appsv1.Deployment, note string) {
 		d.Name, d.ResourceVersion, releaseOf(d), note)
 }
 
-// printQueue is show, then the queue's length and what it says. The
-// steps call it only when nothing else can move the queue.
-func (s *steps) printQueue(ctx context.Context, what string, done func([]record) bool,
-	says string) error {
-	if err := s.rec.show(ctx, what, done); err != nil {
-		return err
-	}
-	s.printf("  queue length %d: %s\n", s.queue.Len(), says)
-	return nil
-}
-
 // printLeftBehind lists the summaries still on the cluster.
 func printLeftBehind(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	left, err := c.Client.CoreV1().ConfigMaps(c.Namespace).List(ctx,
