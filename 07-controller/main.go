@@ -2,7 +2,8 @@
 // controller keeps a ConfigMap "<name>-summary" in sync with each
 // Deployment; the steps show what the workqueue adds. recorder.go only
 // watches, by wrapping the queue, rate limiter, lister, client and
-// handler, and prints; stage.go stages the faults that only the workshop cluster can.
+// handler, and prints; stage.go stages the faults that only the
+// workshop cluster can make.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
