@@ -163,7 +163,7 @@ func (s *steps) dedup(ctx context.Context) error {
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
 	// The next two updates of configmap/api-summary answer 409 (stage.go).
-	if !s.printConflicts() {
+	if !s.stageConflicts() {
 		return nil // a real cluster cannot be made to; it said so
 	}
 	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
@@ -223,11 +223,11 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 }
 
 // relist: the workshop cluster makes the informer's re-watch get 410
-// Expired, so it relists (printOutage, in stage.go). Resync is off, yet
+// Expired, so it relists (stageOutage, in stage.go). Resync is off, yet
 // every unchanged object reaches the handler as OnUpdate(old, new), at
 // equal resourceVersions.
 func (s *steps) relist(ctx context.Context) error {
-	if !s.printOutage(s.informer.Informer().LastSyncResourceVersion()) {
+	if !s.stageOutage(s.informer.Informer().LastSyncResourceVersion()) {
 		return nil // a real cluster cannot be made to; it said so
 	}
 	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {

@@ -14,10 +14,10 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
-// printConflicts makes the next two updates of configmap/api-summary
+// stageConflicts makes the next two updates of configmap/api-summary
 // answer 409 Conflict, as when someone else wrote first, and says so.
 // It reports whether it could: kube-apiserver cannot be made to.
-func (s *steps) printConflicts() bool {
+func (s *steps) stageConflicts() bool {
 	if !s.c.Embedded() {
 		fmt.Fprintln(s.out, "  skipped on a real cluster: "+
 			"kube-apiserver cannot be made to answer 409 Conflict on demand")
@@ -36,11 +36,11 @@ func (s *steps) printConflicts() bool {
 	return true
 }
 
-// printOutage makes the informer's re-watch get 410 Expired, so that
+// stageOutage makes the informer's re-watch get 410 Expired, so that
 // it relists, and says so. It reports whether it could: kube-apiserver
 // cannot be made to compact its watch cache on demand. informerRV is
 // the resourceVersion the informer will ask to watch from.
-func (s *steps) printOutage(informerRV string) bool {
+func (s *steps) stageOutage(informerRV string) bool {
 	if !s.c.Embedded() {
 		fmt.Fprintln(s.out, "  relist skipped on a real cluster: "+
 			"kube-apiserver cannot be made to compact its watch cache on demand")
