@@ -1,7 +1,9 @@
 // Chapter 07-controller: informer → workqueue → workers. A small, real
 // controller keeps a ConfigMap "<name>-summary" in sync with each
 // Deployment; the steps show what the workqueue adds. recorder.go only
-// watches, by wrapping the queue, rate limiter, lister and handler.
+// watches, by wrapping the queue, rate limiter, lister, client and
+// handler, and prints; stage.go stages the faults that only the
+// workshop cluster can make.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -19,7 +21,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
@@ -29,7 +31,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -91,7 +92,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(s.rec.limiter(limiter),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "summaries"})
 	s.queue = s.rec.queue(queue)
-	s.ctl = newController(s.c.Client, s.rec.lister(s.informer.Lister()), s.queue, s.rec)
+	s.ctl = newController(s.rec.client(s.c.Client), s.rec.lister(s.informer.Lister()), s.queue)
 	reg, err := s.informer.Informer().AddEventHandler(s.rec.handler(s.ctl.handler()))
 	// !-wiring
 	if err != nil {
@@ -113,13 +114,12 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	// !-start
 	s.printf("  informer synced, handler synced: %d deployments cached; no workers yet\n",
 		len(s.informer.Informer().GetStore().ListKeys()))
-	for _, name := range []string{"web", "api"} {
-		d, err := s.deploys.Create(ctx, newDeployment(name), metav1.CreateOptions{})
+	for _, d := range []*appsv1.Deployment{newDeployment("web"), newDeployment("api")} {
+		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
-		s.printf("  create deployment/%s  rv=%s  release=v1 (paused, replicas 0)\n",
-			name, d.ResourceVersion)
+		printCreated(s.out, d)
 	}
 	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
 		return err
@@ -133,11 +133,11 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 func (s *steps) dedup(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 2. Dedup: three updates to web before any worker runs, one sync")
 	for _, release := range []string{"v2", "v3", "v4"} {
-		rv, err := patchRelease(ctx, s.deploys, "web", release)
+		d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch(release), metav1.PatchOptions{})
 		if err != nil {
 			return err
 		}
-		s.printf("  patch deployment/web  rv=%s  release=%s\n", rv, release)
+		printPatched(s.out, d, "")
 	}
 	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
 		return err
@@ -162,26 +162,15 @@ func (s *steps) dedup(ctx context.Context) error {
 // first. Each failure waits twice as long; success forgets them.
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
-	if !s.c.Embedded() {
-		fmt.Fprintln(s.out, "  skipped on a real cluster: "+
-			"kube-apiserver cannot be made to answer 409 Conflict on demand")
-		return nil
+	// The next two updates of configmap/api-summary answer 409 (stage.go).
+	if !s.stageConflicts() {
+		return nil // a real cluster cannot be made to; it said so
 	}
-	// !+conflict
-	s.c.Server.InjectFault(apiserver.Fault{
-		Verb: "update", Resource: "configmaps", Name: "api-summary",
-		Times: 2,
-		Err: apierrors.NewConflict(
-			schema.GroupResource{Resource: "configmaps"}, "api-summary",
-			fmt.Errorf("the object has been modified")),
-	})
-	// !-conflict
-	fmt.Fprintln(s.out, "  inject: the next 2 updates of configmap/api-summary answer 409 Conflict")
-	rv, err := patchRelease(ctx, s.deploys, "api", "v2")
+	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	s.printf("  patch deployment/api  rv=%s  release=v2\n", rv)
+	printPatched(s.out, d, "")
 	if err := s.rec.show(ctx, "api to sync after its retries", synced(1, "api")); err != nil {
 		return err
 	}
@@ -194,10 +183,7 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 // being processed is never handed to a second worker.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	if !s.c.Embedded() {
-		fmt.Fprintln(s.out, "  relist skipped on a real cluster: "+
-			"kube-apiserver cannot be made to compact its watch cache on demand")
-	} else if err := s.relist(ctx); err != nil {
+	if err := s.relist(ctx); err != nil {
 		return err
 	}
 	web, err := s.informer.Lister().Deployments(s.c.Namespace).Get("web")
@@ -213,18 +199,19 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	// The recorder holds web's next sync right after its lister read.
 	held, release := s.rec.hold(key(s.c.Namespace, "web"))
 	defer release()
-	rv, err := patchRelease(ctx, s.deploys, "web", "v5")
+	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	s.printf("  patch deployment/web  rv=%s  release=v5  (its sync will be held after reading)\n", rv)
+	printPatched(s.out, d, "  (its sync will be held after reading)")
 	if err := held(ctx); err != nil {
 		return err
 	}
-	if rv, err = patchRelease(ctx, s.deploys, "web", "v6"); err != nil {
+	d, err = s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v6"), metav1.PatchOptions{})
+	if err != nil {
 		return err
 	}
-	s.printf("  patch deployment/web  rv=%s  release=v6  (while that sync is held)\n", rv)
+	printPatched(s.out, d, "  (while that sync is held)")
 	if err := s.rec.waitFor(ctx, "the handler to see release=v6", adds(2)); err != nil {
 		return err
 	}
@@ -232,27 +219,17 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		s.queue.Len())
 	release()
 	fmt.Fprintln(s.out, "  release the held sync")
-	if err := s.rec.show(ctx, "web to sync twice", synced(2, "web")); err != nil {
-		return err
-	}
-	s.printf("  most syncs of one key at the same time, over the whole run: %d\n", s.rec.mostAtOnce())
-	return nil
+	return s.rec.printMostAtOnce(ctx, "web to sync twice", synced(2, "web"))
 }
 
 // relist: the workshop cluster makes the informer's re-watch get 410
-// Expired, so it relists. Resync is off, yet every unchanged object
-// reaches the handler as OnUpdate(old, new), at equal resourceVersions.
+// Expired, so it relists (stageOutage, in stage.go). Resync is off, yet
+// every unchanged object reaches the handler as OnUpdate(old, new), at
+// equal resourceVersions.
 func (s *steps) relist(ctx context.Context) error {
-	informerRV := s.informer.Informer().LastSyncResourceVersion()
-	// !+relist
-	s.c.Server.HoldWatches()
-	s.c.Server.DropWatches()
-	rv := s.c.Server.CompactHistory()
-	s.c.Server.ReleaseWatches()
-	// !-relist
-	s.printf("  outage: watch dropped; history compacted to rv=%s, past the informer's rv=%s\n",
-		rv, informerRV)
-	fmt.Fprintln(s.out, "  the re-watch gets 410 Expired; after its backoff the informer relists")
+	if !s.stageOutage(s.informer.Informer().LastSyncResourceVersion()) {
+		return nil // a real cluster cannot be made to; it said so
+	}
 	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {
 		return err
 	}
@@ -301,13 +278,11 @@ type controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	// sync is syncDeployment; tests swap in their own.
 	sync func(ctx context.Context, key string) error
-	// rec notes what a sync did, where sample-controller records an Event.
-	rec *recorder
 }
 
 func newController(client kubernetes.Interface, lister appslisters.DeploymentLister,
-	queue workqueue.TypedRateLimitingInterface[string], rec *recorder) *controller {
-	ctl := &controller{client: client, lister: lister, queue: queue, rec: rec}
+	queue workqueue.TypedRateLimitingInterface[string]) *controller {
+	ctl := &controller{client: client, lister: lister, queue: queue}
 	ctl.sync = ctl.syncDeployment
 	return ctl
 }
@@ -416,10 +391,8 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 		// first (ownerReference); NotFound means done either way.
 		err := cms.Delete(ctx, cmName, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			ctl.rec.wrote(key, "delete", "configmap/"+cmName, err)
 			return err
 		}
-		ctl.rec.did(key, "not in the lister: configmap/"+cmName+" gone")
 		return nil
 	}
 	if err != nil {
@@ -433,18 +406,15 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = cms.Create(ctx, newSummary(d, cmName, want), metav1.CreateOptions{})
-		ctl.rec.wrote(key, "create", "configmap/"+cmName, err)
 		return err
 	case err != nil:
 		return err
 	case maps.Equal(cm.Data, want):
-		ctl.rec.did(key, "configmap/"+cmName+" already in sync")
 		return nil
 	}
 	// cm came from a GET, so it is ours to change. Update sends its
 	// resourceVersion: if someone wrote in between, 409 Conflict.
 	cm.Data = want
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-	ctl.rec.wrote(key, "update", "configmap/"+cmName, err)
 	return err
 }

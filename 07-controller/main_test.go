@@ -94,7 +94,7 @@ func TestTombstone(t *testing.T) {
 		workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
 	rec := newRecorder(t.Context(), io.Discard)
-	ctl := newController(nil, nil, rec.queue(q), rec)
+	ctl := newController(nil, nil, rec.queue(q))
 	h := rec.handler(ctl.handler())
 
 	last := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
@@ -160,7 +160,7 @@ func TestOneKeyOneWorker(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]())
 	rec := newRecorder(t.Context(), io.Discard)
-	ctl := newController(nil, nil, rec.queue(q), rec)
+	ctl := newController(nil, nil, rec.queue(q))
 
 	keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
 	var written, seen sync.Map // key → last value written / last seen by a sync

@@ -5,7 +5,6 @@ package main
 // ConfigMap the controller keeps for each.
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"strconv"
@@ -14,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -46,17 +43,11 @@ func newDeployment(name string) *appsv1.Deployment {
 	}
 }
 
-// patchRelease sets the release label with a merge patch, which
+// releasePatch is a merge patch that sets the release label. It
 // carries no resourceVersion: on a real cluster the deployment
 // controller writes the status meanwhile, and an Update could conflict.
-func patchRelease(ctx context.Context, deploys appsclient.DeploymentInterface,
-	name, release string) (string, error) {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{"release":%q}}}`, release)
-	d, err := deploys.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		return "", err
-	}
-	return d.ResourceVersion, nil
+func releasePatch(release string) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }

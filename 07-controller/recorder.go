@@ -10,8 +10,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -21,12 +24,13 @@ import (
 
 // The chapter's window into its controller. Nothing in this file is
 // part of the controller pattern: each wrapper below embeds one part
-// of the controller (its event handler, workqueue, rate limiter and
-// lister), lets it do its work unchanged, and records what it was
-// asked to do. Handlers and workers run on goroutines of their own, so
-// they never print: the steps wait on the records (a channel closed on
-// every append, never a sleep) and print them in an order that is the
-// same on every run. At the end, the steps' own printing helpers.
+// of the controller (its event handler, workqueue, rate limiter,
+// lister and client), lets it do its work unchanged, and records what
+// it was asked to do. Handlers and workers run on goroutines of their
+// own, so they never print: the steps wait on the records (a channel
+// closed on every append, never a sleep) and print them in an order
+// that is the same on every run. At the end, the steps' own printing
+// helpers.
 
 // A recorder holds what the handler and the workers did, in order.
 type recorder struct {
@@ -295,6 +299,81 @@ func (r *recorder) hold(key string) (held func(context.Context) error, release f
 	return held, sync.OnceFunc(func() { close(g.open) })
 }
 
+// client wraps the controller's clientset, to record what each sync
+// did with the summary ConfigMaps: their client comes back wrapped,
+// everything else as it was.
+func (r *recorder) client(c kubernetes.Interface) kubernetes.Interface {
+	return recordingClient{Interface: c, r: r}
+}
+
+type recordingClient struct {
+	kubernetes.Interface
+	r *recorder
+}
+
+func (c recordingClient) CoreV1() corev1client.CoreV1Interface {
+	return recordingCoreV1{CoreV1Interface: c.Interface.CoreV1(), r: c.r}
+}
+
+type recordingCoreV1 struct {
+	corev1client.CoreV1Interface
+	r *recorder
+}
+
+func (c recordingCoreV1) ConfigMaps(namespace string) corev1client.ConfigMapInterface {
+	return recordingConfigMaps{ConfigMapInterface: c.CoreV1Interface.ConfigMaps(namespace),
+		r: c.r, namespace: namespace}
+}
+
+type recordingConfigMaps struct {
+	corev1client.ConfigMapInterface
+	r         *recorder
+	namespace string
+}
+
+// summarized is the key of the Deployment that configmap/name summarizes.
+func (c recordingConfigMaps) summarized(name string) string {
+	return key(c.namespace, strings.TrimSuffix(name, "-summary"))
+}
+
+// Get records a summary that is already in sync: what the sync did
+// unless a write follows.
+func (c recordingConfigMaps) Get(ctx context.Context, name string,
+	opts metav1.GetOptions) (*corev1.ConfigMap, error) {
+	cm, err := c.ConfigMapInterface.Get(ctx, name, opts)
+	if err == nil {
+		c.r.did(c.summarized(name), "configmap/"+name+" already in sync")
+	}
+	return cm, err
+}
+
+func (c recordingConfigMaps) Create(ctx context.Context, cm *corev1.ConfigMap,
+	opts metav1.CreateOptions) (*corev1.ConfigMap, error) {
+	created, err := c.ConfigMapInterface.Create(ctx, cm, opts)
+	c.r.wrote(c.summarized(cm.Name), "create", "configmap/"+cm.Name, err)
+	return created, err
+}
+
+func (c recordingConfigMaps) Update(ctx context.Context, cm *corev1.ConfigMap,
+	opts metav1.UpdateOptions) (*corev1.ConfigMap, error) {
+	updated, err := c.ConfigMapInterface.Update(ctx, cm, opts)
+	c.r.wrote(c.summarized(cm.Name), "update", "configmap/"+cm.Name, err)
+	return updated, err
+}
+
+// Delete records a summary gone: the sync deletes one only when its
+// Deployment is not in the lister, and NotFound means gone too.
+func (c recordingConfigMaps) Delete(ctx context.Context, name string,
+	opts metav1.DeleteOptions) error {
+	err := c.ConfigMapInterface.Delete(ctx, name, opts)
+	if err == nil || apierrors.IsNotFound(err) {
+		c.r.did(c.summarized(name), "not in the lister: configmap/"+name+" gone")
+	} else {
+		c.r.wrote(c.summarized(name), "delete", "configmap/"+name, err)
+	}
+	return err
+}
+
 // did records what the sync of key did, when it wrote nothing.
 func (r *recorder) did(key, what string) {
 	r.mu.Lock()
@@ -389,6 +468,17 @@ func (r *recorder) showRelist(ctx context.Context, n int) error {
 	return r.print(ctx, "the relist's updates", sameVersionUpdates(n), func(recs []record) []record {
 		return sortedByKey(slices.DeleteFunc(recs, func(rec record) bool { return !rec.sameVersion() }))
 	})
+}
+
+// printMostAtOnce is show, then the most syncs of one key that ever
+// ran at once: the workqueue promises 1.
+func (r *recorder) printMostAtOnce(ctx context.Context, what string, done func([]record) bool) error {
+	if err := r.show(ctx, what, done); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "  most syncs of one key at the same time, over the whole run: %d\n",
+		r.mostAtOnce())
+	return nil
 }
 
 // print waits until done, then prints the records after the mark that
@@ -520,6 +610,18 @@ func sortedByKey(recs []record) []record {
 
 // printf prints a line of a step.
 func (s *steps) printf(format string, a ...any) { fmt.Fprintf(s.out, format, a...) }
+
+// printCreated prints a Deployment the step created.
+func printCreated(out io.Writer, d *appsv1.Deployment) {
+	fmt.Fprintf(out, "  create deployment/%s  rv=%s  release=%s (paused, replicas 0)\n",
+		d.Name, d.ResourceVersion, releaseOf(d))
+}
+
+// printPatched prints a Deployment the step patched, and a note.
+func printPatched(out io.Writer, d *appsv1.Deployment, note string) {
+	fmt.Fprintf(out, "  patch deployment/%s  rv=%s  release=%s%s\n",
+		d.Name, d.ResourceVersion, releaseOf(d), note)
+}
 
 // printLeftBehind lists the summaries still on the cluster.
 func printLeftBehind(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
