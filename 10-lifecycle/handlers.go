@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -39,6 +40,24 @@ func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last 
 	}
 	return last, nil
 }
+
+// slowIndexFunc returns an index function that stands in for one that
+// takes long: for the pod named name, it waits until release is closed
+// (or the step ends). It indexes nothing.
+// !+slowIndexFunc
+func slowIndexFunc(ctx context.Context, name string, release <-chan struct{}) cache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Name == name {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil, nil
+	}
+}
+
+// !-slowIndexFunc
 
 // heldHandler reports each OnUpdate and waits inside it until the step
 // lets it end (let).
@@ -168,4 +187,13 @@ func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen str
 	fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
 		"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
 		cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
+}
+
+// printStoppedOne prints which of step 4's informers are stopped once
+// the configmaps informer's context ended, and what AddEventHandler on
+// the stopped one returned (from the deterministic part of its message).
+func printStoppedOne(out io.Writer, configMapsStopped, podsStopped bool, err error) {
+	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
+		configMapsStopped, podsStopped)
+	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
 }

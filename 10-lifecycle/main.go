@@ -149,15 +149,7 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	}
 	// !+slowIndex
 	release := make(chan struct{})
-	err = pods.AddIndexers(cache.Indexers{"slow": func(obj any) ([]string, error) {
-		if pod, ok := obj.(*corev1.Pod); ok && pod.Name == "slow" {
-			select { // stands in for an index function that takes long
-			case <-release:
-			case <-ctx.Done():
-			}
-		}
-		return nil, nil
-	}})
+	err = pods.AddIndexers(cache.Indexers{"slow": slowIndexFunc(ctx, "slow", release)})
 	// !-slowIndex
 	if err != nil {
 		return err
@@ -312,9 +304,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
 	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	// !-stopOne
-	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
-		again.IsStopped(), pods.IsStopped())
-	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
+	printStoppedOne(out, again.IsStopped(), pods.IsStopped(), err)
 	cancel()
 	factory.Shutdown()
 	fmt.Fprintf(out, "  cancel, Shutdown: pods.IsStopped() %t\n", pods.IsStopped())
