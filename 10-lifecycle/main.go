@@ -351,7 +351,9 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	if written, err = setRelease(ctx, c, "web-1", "v2"); err != nil {
 		return err
 	}
-	cached, _ = lister.Get("web-1")
+	if cached, err = lister.Get("web-1"); err != nil {
+		return err
+	}
 	seen := store.LastStoreSyncResourceVersion()
 	cmp, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
 	printAtOnce(out, c.Embedded(), written, cached, seen, cmp, err)
@@ -359,10 +361,12 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
 		return err
 	}
-	cached, err = lister.Get("web-1")
+	if cached, err = lister.Get("web-1"); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
 		written.ResourceVersion, store.LastStoreSyncResourceVersion(), cached.Labels["release"])
-	return err
+	return nil
 }
 
 // !+waitForStore
