@@ -174,6 +174,18 @@ func printShutDown(out io.Writer, err error, sent []string) {
 	fmt.Fprintf(out, "  it returned %v after %q\n", err, sent)
 }
 
+// printGates prints the feature gates step 5 depends on.
+func printGates(out io.Writer, inOrderInformers, atomicFIFO bool) {
+	fmt.Fprintf(out, "  gates: InOrderInformers=%t AtomicFIFO=%t\n", inOrderInformers, atomicFIFO)
+}
+
+// printRead prints step 5's first write and the lister's read after
+// waitForStore.
+func printRead(out io.Writer, written, cached *corev1.Pod) {
+	fmt.Fprintf(out, "  patch web-1 release=v1 (rv=%s), waitForStore, lister.Get: release=%s rv=%s\n",
+		written.ResourceVersion, cached.Labels["release"], cached.ResourceVersion)
+}
+
 // printAtOnce prints step 5's read at once, while the write's event is
 // held: the lister's pod and how the store's resourceVersion compares
 // with the write's. A real cluster cannot hold the event, so there the
@@ -189,6 +201,20 @@ func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen str
 		cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
 }
 
+// printShutDownAtOnce prints what ShutDownEventHandler(audit) returned,
+// audit being removed already, and what audit sent since.
+func printShutDownAtOnce(out io.Writer, err error, sent []string) {
+	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
+		err, sent)
+}
+
+// printNoHandler prints whether the informer with no handler left has
+// stopped, and whether its cache has the pod created since.
+func printNoHandler(out io.Writer, stopped, cached bool) {
+	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
+		stopped, cached)
+}
+
 // printStoppedOne prints which of step 4's informers are stopped once
 // the configmaps informer's context ended, and what AddEventHandler on
 // the stopped one returned (from the deterministic part of its message).
@@ -196,4 +222,11 @@ func printStoppedOne(out io.Writer, configMapsStopped, podsStopped bool, err err
 	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
 		configMapsStopped, podsStopped)
 	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
+}
+
+// printCaughtUp prints the store's resourceVersion (seen) and the
+// lister's read once waitForStore has returned for the second write.
+func printCaughtUp(out io.Writer, written *corev1.Pod, seen string, cached *corev1.Pod) {
+	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
+		written.ResourceVersion, seen, cached.Labels["release"])
 }

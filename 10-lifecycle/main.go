@@ -284,8 +284,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	err = <-shutDown
 	printShutDown(out, err, lines.Drain())
 	err = cache.ShutDownEventHandler(pods, auditReg)
-	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
-		err, lines.Drain())
+	printShutDownAtOnce(out, err, lines.Drain())
 
 	// !+noHandler
 	created, err := createPod(ctx, c, "web-5")
@@ -295,8 +294,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	err = waitForStore(ctx, pods.GetStore(), created.ResourceVersion)
 	_, cached, _ := pods.GetStore().Get(created)
 	// !-noHandler
-	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
-		pods.IsStopped(), cached && err == nil)
+	printNoHandler(out, pods.IsStopped(), cached && err == nil)
 
 	// !+stopOne
 	stopConfigMaps()
@@ -316,8 +314,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. Read your own writes: wait until the store has the write's resourceVersion")
 	gates := clientfeatures.FeatureGates()
-	fmt.Fprintf(out, "  gates: InOrderInformers=%t AtomicFIFO=%t\n",
-		gates.Enabled(clientfeatures.InOrderInformers), gates.Enabled(clientfeatures.AtomicFIFO))
+	printGates(out, gates.Enabled(clientfeatures.InOrderInformers), gates.Enabled(clientfeatures.AtomicFIFO))
 	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
 		informers.WithNamespace(c.Namespace))
@@ -343,8 +340,7 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  patch web-1 release=v1 (rv=%s), waitForStore, lister.Get: release=%s rv=%s\n",
-		written.ResourceVersion, cached.Labels["release"], cached.ResourceVersion)
+	printRead(out, written, cached)
 
 	release := holdWatchEvents(c)
 	defer release()
@@ -364,8 +360,7 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	if cached, err = lister.Get("web-1"); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
-		written.ResourceVersion, store.LastStoreSyncResourceVersion(), cached.Labels["release"])
+	printCaughtUp(out, written, store.LastStoreSyncResourceVersion(), cached)
 	return nil
 }
 
