@@ -174,6 +174,29 @@ func printShutDown(out io.Writer, err error, sent []string) {
 	fmt.Fprintf(out, "  it returned %v after %q\n", err, sent)
 }
 
+// printShutDownAtOnce prints what ShutDownEventHandler(audit) returned,
+// audit being removed already, and what audit sent since.
+func printShutDownAtOnce(out io.Writer, err error, sent []string) {
+	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
+		err, sent)
+}
+
+// printNoHandler prints whether the informer with no handler left has
+// stopped, and whether its cache has the pod created since.
+func printNoHandler(out io.Writer, stopped, cached bool) {
+	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
+		stopped, cached)
+}
+
+// printStoppedOne prints which of step 4's informers are stopped once
+// the configmaps informer's context ended, and what AddEventHandler on
+// the stopped one returned (from the deterministic part of its message).
+func printStoppedOne(out io.Writer, configMapsStopped, podsStopped bool, err error) {
+	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
+		configMapsStopped, podsStopped)
+	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
+}
+
 // printGates prints the feature gates step 5 depends on.
 func printGates(out io.Writer, inOrderInformers, atomicFIFO bool) {
 	fmt.Fprintf(out, "  gates: InOrderInformers=%t AtomicFIFO=%t\n", inOrderInformers, atomicFIFO)
@@ -199,29 +222,6 @@ func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen str
 	fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
 		"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
 		cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
-}
-
-// printShutDownAtOnce prints what ShutDownEventHandler(audit) returned,
-// audit being removed already, and what audit sent since.
-func printShutDownAtOnce(out io.Writer, err error, sent []string) {
-	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
-		err, sent)
-}
-
-// printNoHandler prints whether the informer with no handler left has
-// stopped, and whether its cache has the pod created since.
-func printNoHandler(out io.Writer, stopped, cached bool) {
-	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
-		stopped, cached)
-}
-
-// printStoppedOne prints which of step 4's informers are stopped once
-// the configmaps informer's context ended, and what AddEventHandler on
-// the stopped one returned (from the deterministic part of its message).
-func printStoppedOne(out io.Writer, configMapsStopped, podsStopped bool, err error) {
-	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
-		configMapsStopped, podsStopped)
-	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
 }
 
 // printCaughtUp prints the store's resourceVersion (seen) and the
