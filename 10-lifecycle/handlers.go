@@ -3,15 +3,23 @@ package main
 // The pods the steps work on, and event handlers that take their time
 // on the step's schedule, not the clock's: they wait, inside a call,
 // until the step lets them go on, so that what the step prints is the
-// same on every run.
+// same on every run. Then what the steps have the workshop cluster do
+// (refuse a list, hold watch events), and the printing of what the
+// handlers and the informer's reads did.
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
@@ -32,6 +40,24 @@ func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last 
 	}
 	return last, nil
 }
+
+// slowIndexFunc returns an index function that stands in for one that
+// takes long: for the pod named name, it waits until release is closed
+// (or the step ends). It indexes nothing.
+// !+slowIndexFunc
+func slowIndexFunc(ctx context.Context, name string, release <-chan struct{}) cache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Name == name {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil, nil
+	}
+}
+
+// !-slowIndexFunc
 
 // heldHandler reports each OnUpdate and waits inside it until the step
 // lets it end (let).
@@ -103,3 +129,104 @@ func (h *slowHandler) OnAdd(any, bool) {
 }
 func (h *slowHandler) OnUpdate(any, any) {}
 func (h *slowHandler) OnDelete(any)      {}
+
+// refusePods makes the workshop cluster, which ignores impersonation,
+// refuse user's watch-list of pods and then its list with 403
+// Forbidden, in the words of kube-apiserver's RBAC. A real cluster
+// refuses them itself.
+func refusePods(c *cluster.Cluster, user string) {
+	if !c.Embedded() {
+		return
+	}
+	for _, verb := range []string{"watch", "list"} { // a watch-list, then a list
+		c.Server.InjectFault(apiserver.Fault{Verb: verb, Resource: "pods", Times: 1,
+			Err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", fmt.Errorf(
+				`User %q cannot %s resource "pods" in API group "" in the namespace %q`,
+				user, verb, c.Namespace))})
+	}
+}
+
+// holdWatchEvents makes the workshop cluster end the informer's watch
+// and hold the next one at the server, so that the events of the writes
+// that follow wait there until release. A real cluster cannot be told
+// to: there release does nothing. Calling release again does nothing.
+func holdWatchEvents(c *cluster.Cluster) (release func()) {
+	if !c.Embedded() {
+		return func() {}
+	}
+	c.Server.HoldWatches() // the informer's next watch waits at the server
+	c.Server.DropWatches()
+	return c.Server.ReleaseWatches
+}
+
+// printNext awaits the next n lines the held handlers send, sorted (each
+// handler sends from its own goroutine), and prints them.
+func printNext(ctx context.Context, out io.Writer, lines *show.Lines, n int) error {
+	got, err := lines.AwaitSorted(ctx, n)
+	show.Print(out, "  ", got)
+	return err
+}
+
+// printShutDown prints what ShutDownEventHandler(report) returned once
+// report's call ended, and what report sent meanwhile.
+func printShutDown(out io.Writer, err error, sent []string) {
+	fmt.Fprintln(out, "  ShutDownEventHandler(report) waits: report is inside OnUpdate")
+	fmt.Fprintf(out, "  it returned %v after %q\n", err, sent)
+}
+
+// printShutDownAtOnce prints what ShutDownEventHandler(audit) returned,
+// audit being removed already, and what audit sent since.
+func printShutDownAtOnce(out io.Writer, err error, sent []string) {
+	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
+		err, sent)
+}
+
+// printNoHandler prints whether the informer with no handler left has
+// stopped, and whether its cache has the pod created since.
+func printNoHandler(out io.Writer, stopped, cached bool) {
+	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
+		stopped, cached)
+}
+
+// printStoppedOne prints which of step 4's informers are stopped once
+// the configmaps informer's context ended, and what AddEventHandler on
+// the stopped one returned (from the deterministic part of its message).
+func printStoppedOne(out io.Writer, configMapsStopped, podsStopped bool, err error) {
+	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
+		configMapsStopped, podsStopped)
+	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
+}
+
+// printGates prints the feature gates step 5 depends on.
+func printGates(out io.Writer, inOrderInformers, atomicFIFO bool) {
+	fmt.Fprintf(out, "  gates: InOrderInformers=%t AtomicFIFO=%t\n", inOrderInformers, atomicFIFO)
+}
+
+// printRead prints step 5's first write and the lister's read after
+// waitForStore.
+func printRead(out io.Writer, written, cached *corev1.Pod) {
+	fmt.Fprintf(out, "  patch web-1 release=v1 (rv=%s), waitForStore, lister.Get: release=%s rv=%s\n",
+		written.ResourceVersion, cached.Labels["release"], cached.ResourceVersion)
+}
+
+// printAtOnce prints step 5's read at once, while the write's event is
+// held: the lister's pod and how the store's resourceVersion compares
+// with the write's. A real cluster cannot hold the event, so there the
+// read may or may not be stale, and is not printed.
+func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen string, cmp int, err error) {
+	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s)", written.ResourceVersion)
+	if !held {
+		fmt.Fprintln(out, "; on a real cluster the read at once may or may not be stale: skipped")
+		return
+	}
+	fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
+		"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
+		cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
+}
+
+// printCaughtUp prints the store's resourceVersion (seen) and the
+// lister's read once waitForStore has returned for the second write.
+func printCaughtUp(out io.Writer, written *corev1.Pod, seen string, cached *corev1.Pod) {
+	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
+		written.ResourceVersion, seen, cached.Labels["release"])
+}

@@ -1,14 +1,15 @@
 package main
 
 // What the chapter needs to show client-go's own log lines: a logger
-// that keeps them, klog's global output redirected for one step, and the
+// that keeps them, klog's global output redirected for one step, the
 // masking of what changes from run to run (times, trace numbers, the
-// reflector's file:line name).
+// reflector's file:line name), and the printing of what was logged.
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // logLines keeps what a logger writes, one entry per line, and lets a
@@ -188,4 +191,37 @@ func firstTraceIn(logged *logLines) firstTrace {
 		}
 	}
 	return t
+}
+
+// printRefused prints what step 1's informer did with a refused list:
+// what WaitForCacheSyncWithContext returned, whether the cause was a 403,
+// and the line DefaultWatchErrorHandler logged.
+func printRefused(out io.Writer, synced error, forbidden bool, logged *logLines) {
+	fmt.Fprintf(out, "  the informer's client acts as user %q, who may not list pods\n", nobody)
+	fmt.Fprintf(out, "  WaitForCacheSyncWithContext returned at once: %v\n", synced)
+	fmt.Fprintf(out, "  apierrors.IsForbidden(context.Cause(ctx)): %t\n", forbidden)
+	fmt.Fprintln(out, "  DefaultWatchErrorHandler logged, as it does at every retry without a handler:")
+	fmt.Fprintf(out, "    %s\n", masked(logged.first("Failed to watch")))
+}
+
+// printTrace prints the first processorListener trace step 3 captured,
+// and whether it is call 2's, not the untraced call n's.
+func printTrace(out io.Writer, n int, logged *logLines) {
+	fmt.Fprintf(out, "  %d pods in a fake clientset; the handler holds call 1 until the informer has synced\n", n)
+	fmt.Fprintf(out, "  calls 2 and %d take 100 ms; klog -vmodule=trace=2 (the trace logs at V(2)), captured:\n", n)
+	trace := firstTraceIn(logged)
+	show.Print(out, "    ", trace.lines)
+	fmt.Fprintf(out, "  it is call 2's: pendingNotifications > 1024: %t; call %d, nothing pending, untraced: %t\n",
+		trace.pending > 1024, n, trace.untraced)
+}
+
+// printRunTwice awaits and prints what RunWithContext logs when step 4's
+// factory starts the configmaps informer that already runs.
+func printRunTwice(ctx context.Context, out io.Writer, logged *logLines) error {
+	warning, err := logged.await(ctx, "run more than once")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  configmaps' informer runs on a context of its own; factory.Start logs %s\n", warning)
+	return nil
 }

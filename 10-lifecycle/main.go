@@ -8,7 +8,8 @@
 // identity.go, informer_metrics.go, store.go, the_real_fifo.go,
 // informers/factory.go, util/workqueue/metrics.go. metrics.go holds the
 // chapter's metrics providers, logs.go what captures client-go's log,
-// handlers.go the pods and handlers the steps use.
+// handlers.go the pods and handlers the steps use and what they have the
+// workshop cluster do; the print* functions there print what a step saw.
 package main
 
 import (
@@ -22,7 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -35,7 +35,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
@@ -45,19 +44,14 @@ func main() { cluster.Main("10-lifecycle", run) }
 // run is the chapter: five steps, each printing a heading. Every step
 // stops what it started before it returns.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	if err := refusedList(ctx, out, c); err != nil {
-		return err
+	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster) error{
+		refusedList, namesAndMetrics, slowHandlerTrace, handlerLifecycle, readYourOwnWrites,
+	} {
+		if err := step(ctx, out, c); err != nil {
+			return err
+		}
 	}
-	if err := namesAndMetrics(ctx, out, c); err != nil {
-		return err
-	}
-	if err := slowHandlerTrace(ctx, out); err != nil {
-		return err
-	}
-	if err := handlerLifecycle(ctx, out, c); err != nil {
-		return err
-	}
-	return readYourOwnWrites(ctx, out, c)
+	return nil
 }
 
 // nobody is the user step 1's informer lists pods as.
@@ -73,7 +67,6 @@ func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  the informer's client acts as user %q, who may not list pods\n", nobody)
 	logger, logged := newLogger()
 	ctx = klog.NewContext(ctx, logger) // client-go logs to the context's logger
 
@@ -97,11 +90,7 @@ func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	factory.StartWithContext(ctx)
 	synced := factory.WaitForCacheSyncWithContext(ctx)
 	// !-refused
-	fmt.Fprintf(out, "  WaitForCacheSyncWithContext returned at once: %v\n", synced.AsError())
-	fmt.Fprintf(out, "  apierrors.IsForbidden(context.Cause(ctx)): %t\n",
-		apierrors.IsForbidden(context.Cause(ctx)))
-	fmt.Fprintln(out, "  DefaultWatchErrorHandler logged, as it does at every retry without a handler:")
-	fmt.Fprintf(out, "    %s\n", masked(logged.first("Failed to watch")))
+	printRefused(out, synced.AsError(), apierrors.IsForbidden(context.Cause(ctx)), logged)
 	return nil
 }
 
@@ -114,14 +103,7 @@ func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 func clientWithoutGrant(c *cluster.Cluster) (kubernetes.Interface, error) {
 	cfg := c.ConfigExpecting403()
 	cfg.Impersonate.UserName = nobody
-	if c.Embedded() {
-		for _, verb := range []string{"watch", "list"} { // a watch-list, then a list
-			c.Server.InjectFault(apiserver.Fault{Verb: verb, Resource: "pods", Times: 1,
-				Err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", fmt.Errorf(
-					`User %q cannot %s resource "pods" in API group "" in the namespace %q`,
-					nobody, verb, c.Namespace))})
-		}
-	}
+	refusePods(c, nobody)
 	return kubernetes.NewForConfig(cfg)
 }
 
@@ -167,15 +149,7 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	}
 	// !+slowIndex
 	release := make(chan struct{})
-	err = pods.AddIndexers(cache.Indexers{"slow": func(obj any) ([]string, error) {
-		if pod, ok := obj.(*corev1.Pod); ok && pod.Name == "slow" {
-			select { // stands in for an index function that takes long
-			case <-release:
-			case <-ctx.Done():
-			}
-		}
-		return nil, nil
-	}})
+	err = pods.AddIndexers(cache.Indexers{"slow": slowIndexFunc(ctx, "slow", release)})
 	// !-slowIndex
 	if err != nil {
 		return err
@@ -185,25 +159,19 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		return err
 	}
 
-	m, await := informerMetrics.get(name.Name(), "pods"), awaiter{ctx: ctx}
-	fmt.Fprintf(out, "  synced: queued items %s; store resourceVersion %s; workqueue depth %s\n",
-		await.next(m.queued, 2), await.next(m.storeRV, 1), await.next(qm.depth, 1))
+	m := newMetricsPrinter(ctx, out, informerMetrics.get(name.Name(), "pods"), qm)
+	m.printSynced()
 	if _, err := createPods(ctx, c, "slow"); err != nil {
 		return err
 	}
-	held := await.next(m.queued, 2) // queued, popped, and held in its index
+	m.awaitHeld() // slow is queued, popped, and held in its index
 	last, err := createPods(ctx, c, "web-2", "web-3", "web-4")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  create slow (its index function waits), web-2..4: queued items %s %s\n",
-		held, await.next(m.queued, 3))
+	m.printQueuedBehind() // web-2..4 wait in the RealFIFO until slow is done
 	close(release)
-	fmt.Fprintf(out, "  release it: queued items %s; store resourceVersion %s (web-4 was written at %s)\n",
-		await.next(m.queued, 1), await.next(m.storeRV, 2), last.ResourceVersion)
-	fmt.Fprintf(out, "  workqueue depth %s as the handler adds keys\n", await.next(qm.depth, 4))
-	fmt.Fprintf(out, "  processing latency: %d observations, one per pop (a batch is one pop)\n",
-		await.count(m.latency, 3))
+	m.printReleased(last)
 
 	// !+worker
 	for queue.Len() > 0 {
@@ -212,20 +180,19 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		queue.Forget(key)
 	}
 	// !-worker
-	fmt.Fprintf(out, "  a worker drains it: depth %s; adds %d; latency, work duration: %d, %d observations\n",
-		await.next(qm.depth, 5), qm.adds.count(), qm.latency.count(), qm.workDuration.count())
+	m.printDrained()
 	cancel()
 	factory.Shutdown()
 	again, err := cache.NewInformerName("10-lifecycle")
 	fmt.Fprintf(out, "  after Shutdown, NewInformerName(%q): error %v\n", again.Name(), err)
 	again.Release()
-	return await.err
+	return m.err
 }
 
 // slowHandlerTrace makes client-go log a handler as slow (the conditions
 // are in the README). It needs over 1024 notifications, which a server
-// would take seconds to make: it runs on a fake clientset.
-func slowHandlerTrace(ctx context.Context, out io.Writer) error {
+// would take seconds to make: it runs on a fake clientset, not on c.
+func slowHandlerTrace(ctx context.Context, out io.Writer, _ *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 3. The slow-handler trace: over 1024 notifications pending, and a call of 100 ms")
 	logged, restore := captureKlog("trace=2")
 	defer restore()
@@ -251,12 +218,7 @@ func slowHandlerTrace(ctx context.Context, out io.Writer) error {
 	if err := errors.Join(err, context.Cause(ctx)); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  %d pods in a fake clientset; the handler holds call 1 until the informer has synced\n", n)
-	fmt.Fprintf(out, "  calls 2 and %d take 100 ms; klog -vmodule=trace=2 (the trace logs at V(2)), captured:\n", n)
-	trace := firstTraceIn(logged)
-	show.Print(out, "    ", trace.lines)
-	fmt.Fprintf(out, "  it is call 2's: pendingNotifications > 1024: %t; call %d, nothing pending, untraced: %t\n",
-		trace.pending > 1024, n, trace.untraced)
+	printTrace(out, n, logged)
 	return nil
 }
 
@@ -287,11 +249,9 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	cache.WaitFor(ctx, "", configMaps.HasSyncedChecker())
 	factory.StartWithContext(ctx)
 	// !-ownContext
-	warning, err := logged.await(ctx, "run more than once")
-	if err != nil {
+	if err := printRunTwice(ctx, out, logged); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  configmaps' informer runs on a context of its own; factory.Start logs %s\n", warning)
 	if !cache.WaitFor(ctx, "", auditReg.HasSyncedChecker(), reportReg.HasSyncedChecker()) {
 		return context.Cause(ctx)
 	}
@@ -299,11 +259,9 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
 		return err
 	}
-	in, err := lines.AwaitSorted(ctx, 2)
-	if err != nil {
+	if err := printNext(ctx, out, lines, 2); err != nil {
 		return err
 	}
-	show.Print(out, "  ", in)
 	// !+remove
 	err = pods.RemoveEventHandler(auditReg)
 	// !-remove
@@ -314,9 +272,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	report.let(ctx)
 	audit.let(ctx)
 	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
-	after, err := lines.AwaitSorted(ctx, 3)
-	show.Print(out, "  ", after)
-	if err != nil {
+	if err := printNext(ctx, out, lines, 3); err != nil {
 		return err
 	}
 
@@ -324,13 +280,11 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	shutDown := make(chan error, 1)
 	go func() { shutDown <- cache.ShutDownEventHandler(pods, reportReg) }()
 	// !-shutDown
-	fmt.Fprintln(out, "  ShutDownEventHandler(report) waits: report is inside OnUpdate")
 	report.let(ctx)
 	err = <-shutDown
-	fmt.Fprintf(out, "  it returned %v after %q\n", err, lines.Drain())
+	printShutDown(out, err, lines.Drain())
 	err = cache.ShutDownEventHandler(pods, auditReg)
-	fmt.Fprintf(out, "  ShutDownEventHandler(audit) returned %v at once; nothing more reached audit: %q\n",
-		err, lines.Drain())
+	printShutDownAtOnce(out, err, lines.Drain())
 
 	// !+noHandler
 	created, err := createPod(ctx, c, "web-5")
@@ -340,8 +294,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	err = waitForStore(ctx, pods.GetStore(), created.ResourceVersion)
 	_, cached, _ := pods.GetStore().Get(created)
 	// !-noHandler
-	fmt.Fprintf(out, "  no handler left: IsStopped() %t, and its cache still follows: web-5 in it: %t\n",
-		pods.IsStopped(), cached && err == nil)
+	printNoHandler(out, pods.IsStopped(), cached && err == nil)
 
 	// !+stopOne
 	stopConfigMaps()
@@ -349,9 +302,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
 	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	// !-stopOne
-	fmt.Fprintf(out, "  stop configmaps' context: IsStopped() configmaps %t, pods %t\n",
-		again.IsStopped(), pods.IsStopped())
-	fmt.Fprintf(out, "  the factory still hands it out: AddEventHandler: %s\n", tail(err, "was not added"))
+	printStoppedOne(out, again.IsStopped(), pods.IsStopped(), err)
 	cancel()
 	factory.Shutdown()
 	fmt.Fprintf(out, "  cancel, Shutdown: pods.IsStopped() %t\n", pods.IsStopped())
@@ -363,8 +314,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. Read your own writes: wait until the store has the write's resourceVersion")
 	gates := clientfeatures.FeatureGates()
-	fmt.Fprintf(out, "  gates: InOrderInformers=%t AtomicFIFO=%t\n",
-		gates.Enabled(clientfeatures.InOrderInformers), gates.Enabled(clientfeatures.AtomicFIFO))
+	printGates(out, gates.Enabled(clientfeatures.InOrderInformers), gates.Enabled(clientfeatures.AtomicFIFO))
 	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
 		informers.WithNamespace(c.Namespace))
@@ -390,36 +340,28 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  patch web-1 release=v1 (rv=%s), waitForStore, lister.Get: release=%s rv=%s\n",
-		written.ResourceVersion, cached.Labels["release"], cached.ResourceVersion)
+	printRead(out, written, cached)
 
-	if c.Embedded() {
-		c.Server.HoldWatches() // the informer's next watch waits at the server
-		defer c.Server.ReleaseWatches()
-		c.Server.DropWatches()
-	}
+	release := holdWatchEvents(c)
+	defer release()
 	if written, err = setRelease(ctx, c, "web-1", "v2"); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s)", written.ResourceVersion)
-	if c.Embedded() {
-		cached, _ = lister.Get("web-1")
-		seen := store.LastStoreSyncResourceVersion()
-		cmp, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
-		fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
-			"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
-			cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
-		c.Server.ReleaseWatches()
-	} else {
-		fmt.Fprintln(out, "; on a real cluster the read at once may or may not be stale: skipped")
+	if cached, err = lister.Get("web-1"); err != nil {
+		return err
 	}
+	seen := store.LastStoreSyncResourceVersion()
+	cmp, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
+	printAtOnce(out, c.Embedded(), written, cached, seen, cmp, err)
+	release()
 	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
 		return err
 	}
-	cached, err = lister.Get("web-1")
-	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
-		written.ResourceVersion, store.LastStoreSyncResourceVersion(), cached.Labels["release"])
-	return err
+	if cached, err = lister.Get("web-1"); err != nil {
+		return err
+	}
+	printCaughtUp(out, written, store.LastStoreSyncResourceVersion(), cached)
+	return nil
 }
 
 // !+waitForStore

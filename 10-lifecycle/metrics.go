@@ -2,17 +2,20 @@ package main
 
 // The chapter's metrics providers: plain gauges and counters that keep
 // every value they are given, so that a step can await them and print
-// them. A real program hands client-go Prometheus metrics instead
-// (kube-controller-manager registers its providers through
-// k8s.io/component-base); the interfaces it implements are the same.
+// them (metricsPrinter). A real program hands client-go Prometheus
+// metrics instead (kube-controller-manager registers its providers
+// through k8s.io/component-base); the interfaces it implements are the
+// same.
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -237,4 +240,50 @@ func (a *awaiter) next(s *series, n int) string {
 func (a *awaiter) count(s *series, n int) int {
 	a.next(s, n)
 	return s.count()
+}
+
+// metricsPrinter awaits the metrics of step 2's informer and workqueue,
+// in the order the step makes them, and prints them. Its awaiter keeps
+// the first error, which the step returns.
+type metricsPrinter struct {
+	awaiter
+	out      io.Writer
+	informer *informerSeries
+	queue    *queueMetrics
+	held     string // queued items while slow's index function waits
+}
+
+func newMetricsPrinter(ctx context.Context, out io.Writer, informer *informerSeries, queue *queueMetrics) *metricsPrinter {
+	return &metricsPrinter{awaiter: awaiter{ctx: ctx}, out: out, informer: informer, queue: queue}
+}
+
+func (p *metricsPrinter) printSynced() {
+	fmt.Fprintf(p.out, "  synced: queued items %s; store resourceVersion %s; workqueue depth %s\n",
+		p.next(p.informer.queued, 2), p.next(p.informer.storeRV, 1), p.next(p.queue.depth, 1))
+}
+
+// awaitHeld awaits slow's item: queued, then popped (and held in its
+// index function). printQueuedBehind prints it.
+func (p *metricsPrinter) awaitHeld() { p.held = p.next(p.informer.queued, 2) }
+
+// printQueuedBehind awaits web-2..4 in the queue, behind slow: the step
+// lets slow go on only then, so that they leave in one batch.
+func (p *metricsPrinter) printQueuedBehind() {
+	fmt.Fprintf(p.out, "  create slow (its index function waits), web-2..4: queued items %s %s\n",
+		p.held, p.next(p.informer.queued, 3))
+}
+
+// printReleased prints the queue emptied in one batch, the store at the
+// batch's last object (last), and what the handler put in the workqueue.
+func (p *metricsPrinter) printReleased(last *corev1.Pod) {
+	fmt.Fprintf(p.out, "  release it: queued items %s; store resourceVersion %s (web-4 was written at %s)\n",
+		p.next(p.informer.queued, 1), p.next(p.informer.storeRV, 2), last.ResourceVersion)
+	fmt.Fprintf(p.out, "  workqueue depth %s as the handler adds keys\n", p.next(p.queue.depth, 4))
+	fmt.Fprintf(p.out, "  processing latency: %d observations, one per pop (a batch is one pop)\n",
+		p.count(p.informer.latency, 3))
+}
+
+func (p *metricsPrinter) printDrained() {
+	fmt.Fprintf(p.out, "  a worker drains it: depth %s; adds %d; latency, work duration: %d, %d observations\n",
+		p.next(p.queue.depth, 5), p.queue.adds.count(), p.queue.latency.count(), p.queue.workDuration.count())
 }
