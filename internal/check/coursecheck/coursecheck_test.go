@@ -211,16 +211,7 @@ var chapterDir = regexp.MustCompile(`^\d\d-[a-z]+$`)
 // golden file's chapter; every golden file belongs to a chapter; and the
 // course README lists every chapter and no chapter that does not exist.
 func TestChaptersComplete(t *testing.T) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var chapters []string
-	for _, e := range entries {
-		if e.IsDir() && chapterDir.MatchString(e.Name()) {
-			chapters = append(chapters, e.Name())
-		}
-	}
+	chapters := chapters(t)
 	if len(chapters) == 0 {
 		t.Fatal("no chapters found")
 	}

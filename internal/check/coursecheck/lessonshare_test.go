@@ -59,11 +59,11 @@ func TestLessonShare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks every chapter")
 	}
-	chapters := chapterDirs(t)
-	exports := exportData(t, chapters)
+	chs := chapters(t)
+	exports := exportData(t, chs)
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-16s %6s %6s %6s %6s\n", "chapter", "lines", "code", "lesson", "share")
-	for _, ch := range chapters {
+	for _, ch := range chs {
 		s, err := lessonShare(filepath.Join(root, ch), exports)
 		if err != nil {
 			t.Errorf("%s: %v", ch, err)
@@ -87,27 +87,12 @@ type share struct {
 	listing             []string // each code line, marked
 }
 
-func chapterDirs(t *testing.T) []string {
-	t.Helper()
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var chapters []string
-	for _, e := range entries {
-		if e.IsDir() && chapterDir.MatchString(e.Name()) {
-			chapters = append(chapters, e.Name())
-		}
-	}
-	return chapters
-}
-
 // exportData maps each import path the chapters need to its compiled
 // export data, as go list -export reports it (from the build cache).
-func exportData(t *testing.T, chapters []string) map[string]string {
+func exportData(t *testing.T, chs []string) map[string]string {
 	t.Helper()
 	args := []string{"list", "-export", "-deps", "-json=ImportPath,Export"}
-	for _, ch := range chapters {
+	for _, ch := range chs {
 		args = append(args, "./"+ch)
 	}
 	cmd := exec.Command("go", args...)
