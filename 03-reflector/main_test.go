@@ -22,6 +22,11 @@ func TestGolden(t *testing.T) { chaptertest.Golden(t, "03-reflector", run) }
 // and its code blocks equal to the chapter's code.
 func TestREADME(t *testing.T) { chaptertest.README(t, "03-reflector") }
 
+// TestRealClusterShape runs the chapter as on a real cluster (no staged
+// faults) and checks that it prints the golden file's steps but for
+// numbers, and one "skipped" line where a step needs the workshop cluster.
+func TestRealClusterShape(t *testing.T) { chaptertest.RealClusterShape(t, "03-reflector", run) }
+
 // TestVeryShortWatchRelists pins what step 4 avoids: a watch that the
 // server closes before it carried any event counts as a
 // VeryShortWatchError (reflector.go handleAnyWatch). The reflector does

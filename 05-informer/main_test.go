@@ -27,6 +27,11 @@ func TestGolden(t *testing.T) { chaptertest.Golden(t, "05-informer", run) }
 // and its code blocks equal to the chapter's code.
 func TestREADME(t *testing.T) { chaptertest.README(t, "05-informer") }
 
+// TestRealClusterShape runs the chapter as on a real cluster (no staged
+// faults) and checks that it prints the golden file's steps but for
+// numbers, and one "skipped" line where a step needs the workshop cluster.
+func TestRealClusterShape(t *testing.T) { chaptertest.RealClusterShape(t, "05-informer", run) }
+
 // TestProcessDeltaMatchesInformer pins step 4's claim that processDelta
 // is processDeltas written out: the same reflector calls, made once by a
 // real informer (through a scripted ListerWatcher) and once by hand on a

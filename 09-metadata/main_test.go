@@ -26,6 +26,11 @@ func TestGolden(t *testing.T) { chaptertest.Golden(t, "09-metadata", run) }
 // and its code blocks equal to the chapter's code.
 func TestREADME(t *testing.T) { chaptertest.README(t, "09-metadata") }
 
+// TestRealClusterShape runs the chapter as on a real cluster (no staged
+// faults) and checks that it prints the golden file's steps but for
+// numbers, and one "skipped" line where a step needs the workshop cluster.
+func TestRealClusterShape(t *testing.T) { chaptertest.RealClusterShape(t, "09-metadata", run) }
+
 // TestMemoryFiguresHaveMargin pins what makes step 4's figures safe to
 // print: each ratio lies well inside its interval of the 1-2-5 series
 // (at least 15% of the ratio away from either end), so that it cannot

@@ -1,14 +1,20 @@
 // Package chaptertest runs a chapter in its tests exactly as its main
 // does: on a fresh embedded workshop cluster, under the runner's guard,
 // with its output compared with the golden file and its README checked
-// against both the output and the code. Each test also fails if it leaves
-// a goroutine behind.
+// against both the output and the code; and as on a real cluster, where
+// no step can stage a fault. Each test also fails if it leaves a
+// goroutine behind.
 package chaptertest
 
 import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
@@ -68,4 +74,83 @@ func README(t *testing.T, chapter string) {
 	t.Helper()
 	golden.AssertQuoted(t, chapter)
 	golden.AssertCodeQuoted(t)
+}
+
+// RealClusterShape runs the chapter as it runs on a real cluster: on a
+// workshop cluster the chapter is not told about (c.Server is nil, as
+// with --kubeconfig), so that no step can stage a fault. It checks that
+// the chapter prints the golden file's steps, each the same but for
+// numbers (resourceVersions differ on a real cluster), or, for a step
+// that needs the workshop cluster, a step that says once that it is
+// "skipped on a real cluster" and otherwise prints only lines of the
+// golden step, in their order. Steps are separated by a blank line.
+func RealClusterShape(t *testing.T, chapter string, run cluster.RunFunc) {
+	t.Helper()
+	c := Start(t)
+	srv := c.Server
+	c.Server = nil                       // what a real cluster looks like to run
+	t.Cleanup(func() { c.Server = srv }) // so that Close stops it
+	got := Run(t, chapter, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, out, c)
+	})
+	want, err := os.ReadFile(filepath.Join("testdata", chapter+".golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSteps, wantSteps := steps(string(got)), steps(string(want))
+	if len(gotSteps) != len(wantSteps) {
+		t.Fatalf("on a real cluster: %d steps, want the golden file's %d:\n%s", len(gotSteps), len(wantSteps), got)
+	}
+	for i, g := range gotSteps {
+		w := wantSteps[i]
+		if slices.Equal(g, w) {
+			continue
+		}
+		if !strings.Contains(strings.Join(g, "\n"), skipped) {
+			t.Errorf("on a real cluster, step %d differs beyond numbers and says nothing is skipped:\n got:\n%s\nwant:\n%s",
+				i+1, strings.Join(g, "\n"), strings.Join(w, "\n"))
+			continue
+		}
+		if n := strings.Count(strings.Join(g, "\n"), skipped); n != 1 {
+			t.Errorf("on a real cluster, step %d says %d times that it skips:\n%s", i+1, n, strings.Join(g, "\n"))
+		}
+		if !subsequence(g, w) {
+			t.Errorf("on a real cluster, step %d prints lines the golden step does not have:\n got:\n%s\nwant:\n%s",
+				i+1, strings.Join(g, "\n"), strings.Join(w, "\n"))
+		}
+	}
+}
+
+// skipped is what a step prints on a real cluster where it needs the
+// workshop cluster.
+const skipped = "skipped on a real cluster"
+
+var number = regexp.MustCompile(`\d+`)
+
+// steps splits a chapter's output at blank lines, its numbers masked.
+func steps(out string) [][]string {
+	var s [][]string
+	for _, step := range strings.Split(strings.TrimSpace(number.ReplaceAllString(out, "N")), "\n\n") {
+		s = append(s, strings.Split(step, "\n"))
+	}
+	return s
+}
+
+// subsequence reports whether got, but for its skip line, is made of
+// lines of want, in want's order.
+func subsequence(got, want []string) bool {
+	j := 0
+	for _, line := range got {
+		if strings.Contains(line, skipped) {
+			continue
+		}
+		for j < len(want) && want[j] != line {
+			j++
+		}
+		if j == len(want) {
+			return false
+		}
+		j++
+	}
+	return true
 }
