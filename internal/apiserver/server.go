@@ -59,6 +59,10 @@ type Server struct {
 	closing chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
+
+	connMu sync.Mutex
+	unused map[net.Conn]bool // accepted, no request read yet (http.StateNew)
+	grace  time.Duration     // how long Close lets requests in flight finish
 }
 
 // Start starts a workshop cluster on a random port of 127.0.0.1.
@@ -80,8 +84,10 @@ func Start(opts Options) (*Server, error) {
 		listener: ln,
 		url:      "http://" + ln.Addr().String(),
 		closing:  make(chan struct{}),
+		unused:   map[net.Conn]bool{},
+		grace:    250 * time.Millisecond,
 	}
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -98,16 +104,36 @@ func (s *Server) Config() *rest.Config {
 	return &rest.Config{Host: s.url, QPS: -1}
 }
 
+// trackUnused keeps the connections that have been accepted but have
+// carried no request yet.
+func (s *Server) trackUnused(c net.Conn, state http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if state == http.StateNew {
+		s.unused[c] = true
+	} else {
+		delete(s.unused, c)
+	}
+}
+
 // Close ends every watch and stops the server. It waits for every
 // connection to finish, so no goroutine outlives it.
 func (s *Server) Close() error {
 	s.once.Do(func() {
 		close(s.closing)
 		s.store.dropWatches()
-		// Shutdown lets requests in flight finish. It would also wait 5 s
-		// for a connection accepted but not yet used (a client's re-dial
-		// at the last moment), so after a short grace, Close cuts the rest.
-		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+		// Shutdown lets requests in flight finish, but it would wait 5 s
+		// for a connection accepted and never used: net/http's Transport
+		// dials one when a request finds no idle connection, and keeps it
+		// unused if another frees up first. No request can come on such
+		// a connection now; close them, so that Shutdown does not wait.
+		s.connMu.Lock()
+		for c := range s.unused {
+			_ = c.Close()
+		}
+		s.connMu.Unlock()
+		// What is left after a short grace, Close cuts.
+		ctx, cancel := context.WithTimeout(context.Background(), s.grace)
 		defer cancel()
 		if err := s.http.Shutdown(ctx); err != nil {
 			_ = s.http.Close()
