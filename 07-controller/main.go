@@ -276,14 +276,15 @@ type controller struct {
 	client kubernetes.Interface
 	lister appslisters.DeploymentLister
 	queue  workqueue.TypedRateLimitingInterface[string]
-	// sync is syncDeployment; tests swap in their own.
-	sync func(ctx context.Context, key string) error
+	// syncHandler is syncDeployment (sample-controller names its sync
+	// function so); tests swap in their own.
+	syncHandler func(ctx context.Context, key string) error
 }
 
 func newController(client kubernetes.Interface, lister appslisters.DeploymentLister,
 	queue workqueue.TypedRateLimitingInterface[string]) *controller {
 	ctl := &controller{client: client, lister: lister, queue: queue}
-	ctl.sync = ctl.syncDeployment
+	ctl.syncHandler = ctl.syncDeployment
 	return ctl
 }
 
@@ -359,7 +360,7 @@ func (ctl *controller) processNextWorkItem(ctx context.Context) bool {
 	// key back in the queue.
 	defer ctl.queue.Done(key)
 
-	err := ctl.sync(ctx, key)
+	err := ctl.syncHandler(ctx, key)
 	if err == nil {
 		// Success: forget the key's failures, so that its next
 		// failure starts again at the shortest backoff.

@@ -165,7 +165,7 @@ func TestOneKeyOneWorker(t *testing.T) {
 	keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
 	var written, seen sync.Map // key → last value written / last seen by a sync
 	var syncs atomic.Int64
-	ctl.sync = func(ctx context.Context, key string) error {
+	ctl.syncHandler = func(ctx context.Context, key string) error {
 		syncs.Add(1)
 		v, _ := written.Load(key)
 		seen.Store(key, v)
