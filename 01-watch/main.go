@@ -157,14 +157,14 @@ func rawWatch(ctx context.Context, out io.Writer, c *cluster.Cluster, list *meta
 	// The REST client builds the URL; the HTTP client carries the
 	// kubeconfig's credentials. The request itself is plain HTTP.
 	// !+rawWatch
-	url := c.Client.CoreV1().RESTClient().Get().
+	watchURL := c.Client.CoreV1().RESTClient().Get().
 		Namespace(c.Namespace).Resource("pods").
 		Param("watch", "true").Param("resourceVersion", list.ResourceVersion).URL()
 	httpClient, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, watchURL.String(), nil)
 	if err != nil {
 		return err
 	}

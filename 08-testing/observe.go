@@ -145,8 +145,8 @@ func fakeRequests(actions []clienttesting.Action) []string {
 		}
 		set("allowWatchBookmarks", strconv.FormatBool(o.AllowWatchBookmarks))
 		set("limit", strconv.FormatInt(o.Limit, 10))
-		path := "/api/v1/namespaces/" + a.GetNamespace() + "/" + a.GetResource().Resource
-		lines = append(lines, apiserver.Request{Method: "GET", Path: path, Query: q}.String())
+		p := "/api/v1/namespaces/" + a.GetNamespace() + "/" + a.GetResource().Resource
+		lines = append(lines, apiserver.Request{Method: "GET", Path: p, Query: q}.String())
 	}
 	return lines
 }

@@ -198,7 +198,7 @@ func metadataWire(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *met
 	printAccept(out, c.Requests())
 
 	// !+rawMetadataWatch
-	url := c.Client.CoreV1().RESTClient().Get().
+	watchURL := c.Client.CoreV1().RESTClient().Get().
 		Namespace(c.Namespace).Resource("pods").
 		Param("watch", "true").Param("sendInitialEvents", "true").
 		Param("resourceVersionMatch", "NotOlderThan").
@@ -207,7 +207,7 @@ func metadataWire(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *met
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, watchURL.String(), nil)
 	if err != nil {
 		return err
 	}

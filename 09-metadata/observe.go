@@ -35,9 +35,9 @@ import (
 func printUnstructured(out io.Writer, u *unstructured.Unstructured) {
 	fmt.Fprintf(out, "  the lister returns %T, kind=%s apiVersion=%s\n", u, u.GetKind(), u.GetAPIVersion())
 	fmt.Fprintf(out, "  the cache holds its map: Object is a %T\n", u.Object)
-	for _, path := range []string{"spec", "spec.replicas", "spec.paused", "spec.template.spec.containers"} {
-		v, _, _ := unstructured.NestedFieldNoCopy(u.Object, strings.Split(path, ".")...)
-		fmt.Fprintf(out, "    %-31s %T\n", path, v)
+	for _, field := range []string{"spec", "spec.replicas", "spec.paused", "spec.template.spec.containers"} {
+		v, _, _ := unstructured.NestedFieldNoCopy(u.Object, strings.Split(field, ".")...)
+		fmt.Fprintf(out, "    %-31s %T\n", field, v)
 	}
 }
 

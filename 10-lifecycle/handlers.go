@@ -213,7 +213,7 @@ func printRead(out io.Writer, written, cached *corev1.Pod) {
 // held: the lister's pod and how the store's resourceVersion compares
 // with the write's. A real cluster cannot hold the event, so there the
 // read may or may not be stale, and is not printed.
-func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen string, cmp int, err error) {
+func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen string, order int, err error) {
 	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s)", written.ResourceVersion)
 	if !held {
 		fmt.Fprintln(out, "; on a real cluster the read at once may or may not be stale: skipped")
@@ -221,7 +221,7 @@ func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen str
 	}
 	fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
 		"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
-		cached.Labels["release"], seen, written.ResourceVersion, cmp, err)
+		cached.Labels["release"], seen, written.ResourceVersion, order, err)
 }
 
 // printCaughtUp prints the store's resourceVersion (seen) and the

@@ -351,8 +351,8 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 		return err
 	}
 	seen := store.LastStoreSyncResourceVersion()
-	cmp, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
-	printAtOnce(out, c.Embedded(), written, cached, seen, cmp, err)
+	order, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
+	printAtOnce(out, c.Embedded(), written, cached, seen, order, err)
 	release()
 	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
 		return err
@@ -376,8 +376,8 @@ func waitForStore(ctx context.Context, store cache.Store, rv string) error {
 			} else if seen == "" {
 				return false, nil // not synced yet
 			}
-			cmp, err := resourceversion.CompareResourceVersion(seen, rv)
-			return cmp >= 0, err
+			order, err := resourceversion.CompareResourceVersion(seen, rv)
+			return order >= 0, err
 		})
 }
 
