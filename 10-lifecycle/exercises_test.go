@@ -126,8 +126,8 @@ func TestExercise2UpdateAndRead(t *testing.T) {
 	if cached != any(pod) {
 		t.Error("updateAndRead returned a pod that is not the store's")
 	}
-	if cmp, err := resourceversion.CompareResourceVersion(store.LastStoreSyncResourceVersion(),
-		pod.ResourceVersion); err != nil || cmp < 0 {
+	if order, err := resourceversion.CompareResourceVersion(store.LastStoreSyncResourceVersion(),
+		pod.ResourceVersion); err != nil || order < 0 {
 		t.Errorf("the store is at %s, behind the pod returned (%s)",
 			store.LastStoreSyncResourceVersion(), pod.ResourceVersion)
 	}

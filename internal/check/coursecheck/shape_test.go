@@ -1,6 +1,9 @@
 package coursecheck
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,5 +77,73 @@ func TestOneChapterShape(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// standardNames are the names of standard packages a chapter imports or
+// a reader knows; a chapter names nothing after one (issue 15, "one
+// meaning per name"): a variable url hides net/url, one named sort the
+// sort package.
+var standardNames = map[string]bool{
+	"bufio": true, "bytes": true, "cmp": true, "context": true, "errors": true,
+	"flag": true, "fmt": true, "http": true, "io": true, "json": true, "log": true,
+	"maps": true, "math": true, "net": true, "os": true, "path": true, "rand": true,
+	"reflect": true, "regexp": true, "runtime": true, "slices": true, "sort": true,
+	"strconv": true, "strings": true, "sync": true, "testing": true, "time": true,
+	"unicode": true, "url": true,
+}
+
+// TestNoStandardPackageNames: no variable, parameter, field, constant,
+// type or function of a chapter is named after a standard package.
+func TestNoStandardPackageNames(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "[0-9][0-9]-*", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(id *ast.Ident) {
+			if id != nil && standardNames[id.Name] {
+				rel, _ := filepath.Rel(root, fset.Position(id.Pos()).Filename)
+				t.Errorf("%s:%d: %q is named after a standard package", rel, fset.Position(id.Pos()).Line, id.Name)
+			}
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if n.Tok == token.DEFINE {
+					for _, e := range n.Lhs {
+						if id, ok := e.(*ast.Ident); ok {
+							check(id)
+						}
+					}
+				}
+			case *ast.RangeStmt:
+				if n.Tok == token.DEFINE {
+					for _, e := range []ast.Expr{n.Key, n.Value} {
+						if id, ok := e.(*ast.Ident); ok {
+							check(id)
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				for _, id := range n.Names {
+					check(id)
+				}
+			case *ast.Field:
+				for _, id := range n.Names {
+					check(id)
+				}
+			case *ast.TypeSpec:
+				check(n.Name)
+			case *ast.FuncDecl:
+				check(n.Name)
+			}
+			return true
+		})
 	}
 }
