@@ -290,7 +290,10 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 		}
 		p.Labels["app"] = "api"
 		_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
-		stored, _ := client.Tracker().Get(podsResource, c.Namespace, "web-1")
+		stored, getErr := client.Tracker().Get(podsResource, c.Namespace, "web-1")
+		if getErr != nil {
+			return getErr // not a conflict: RetryOnConflict returns it
+		}
 		fmt.Fprintf(out, "  update pod/web-1 app=api: %s; the fake stores app=%s\n", errOrOK(err), appOf(stored))
 		return err
 	})
