@@ -59,7 +59,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// !+wiring
 	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(),
 		"pods", c.Namespace, fields.Everything())
-	clk := newTappedClock() // a fake clock (tap.go)
+	clk := newTappedClock(c) // a fake clock (tap.go)
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:         "pods",
 		ResyncPeriod: resyncPeriod,

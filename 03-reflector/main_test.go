@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
@@ -45,7 +49,7 @@ func TestVeryShortWatchRelists(t *testing.T) {
 		"pods", c.Namespace, fields.Everything())
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:    "pods (very short watch)",
-		Clock:   newTappedClock(),
+		Clock:   newTappedClock(c),
 		Backoff: &wait.Backoff{Duration: backoff},
 	})
 	p.start(ctx)
@@ -78,6 +82,44 @@ func TestVeryShortWatchRelists(t *testing.T) {
 	p.stop()
 	if err := p.leftovers(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRealCluster429 pins what the real-cluster path relies on: there
+// nothing steps the chapter's clock for a backoff, so a 429 on the
+// watch-list (from kube-apiserver's flow control) must not wait on it
+// (reflector.go watchList: <-r.clock.After(r.delayHandler())). The
+// reflector backs off in real time, watch-lists again, and syncs.
+func TestRealCluster429(t *testing.T) {
+	c := chaptertest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, webPod("web-1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Server.InjectFault(apiserver.Fault{
+		Verb: "watch", Resource: "pods", Times: 1,
+		Err: apierrors.NewTooManyRequests("Too many requests, please try again later.", 0),
+	})
+	srv := c.Server
+	c.Server = nil // what a real cluster looks like to newTappedClock
+	clk := newTappedClock(c)
+	c.Server = srv
+	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(),
+		"pods", c.Namespace, fields.Everything())
+	p := wire(lw, true, cache.ReflectorOptions{
+		Name:    "pods (429 on a real cluster)",
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: backoff},
+	})
+	p.start(ctx)
+	defer p.stop()
+	// the refused request, then the stream, ADDED, BOOKMARK; one pod popped
+	if err := p.discard(ctx, 4, 1); err != nil {
+		t.Fatalf("after a 429, on the real clock: %v", err)
+	}
+	if !p.fifo.HasSynced() {
+		t.Error("the FIFO has not synced after the re-watch")
 	}
 }
 

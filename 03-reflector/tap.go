@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -117,19 +118,28 @@ func (w *tappedWatch) forward(report func(watch.Event)) {
 //     makes with NewTimer (reflector.go resyncChan). Step 7 waits for
 //     it, then steps the clock, instead of sleeping for the resync period.
 //   - After is how the reflector waits its backoff before a re-watch
-//     after a 429 or a refused connection (reflector.go watch). Step 5
-//     learns how long, and steps the clock by exactly that.
+//     after a 429 or a refused connection (reflector.go watch and
+//     watchList). Step 5 learns how long, and steps the clock by exactly
+//     that.
+//
+// On a real cluster nothing steps the clock for a backoff (step 5 is
+// skipped there), so After waits real time: a 429 from the server's flow
+// control, which the chapter cannot rule out, backs off the 10 ms the
+// reflector asks for instead of stalling it until the chapter's time
+// limit.
 type tappedClock struct {
 	*clocktesting.FakeClock
-	armed chan struct{}
-	after chan time.Duration
+	armed     chan struct{}
+	after     chan time.Duration
+	realAfter bool // After waits real time (a real cluster)
 }
 
-func newTappedClock() *tappedClock {
+func newTappedClock(c *cluster.Cluster) *tappedClock {
 	return &tappedClock{
 		FakeClock: clocktesting.NewFakeClock(apiserver.FixedTime),
 		armed:     make(chan struct{}, 1),
 		after:     make(chan time.Duration, 1),
+		realAfter: !c.Embedded(),
 	}
 }
 
@@ -143,6 +153,9 @@ func (clk *tappedClock) NewTimer(d time.Duration) clock.Timer {
 }
 
 func (clk *tappedClock) After(d time.Duration) <-chan time.Time {
+	if clk.realAfter {
+		return clock.RealClock{}.After(d)
+	}
 	ch := clk.FakeClock.After(d) // the waiter exists before we tell
 	select {
 	case clk.after <- d:
