@@ -36,6 +36,7 @@ func mainExit(chapter string, args []string, stdout, stderr io.Writer, run RunFu
 	ctx, deny := context.WithCancelCause(ctx)
 	defer deny(nil)
 	quietAfterEnd()
+	defer f.QuietKlogAfter(ctx)()
 
 	c, err := Connect(ctx, opts)
 	if err != nil {

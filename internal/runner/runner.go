@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ type Flags struct {
 	Context    string // --context
 	Namespace  string // --namespace
 	Step       bool   // --step: wait for Enter between steps
+	Verbosity  int    // -v: client-go's log verbosity on stderr
 }
 
 // ClusterFlagsSet reports whether any flag that picks a cluster was given.
@@ -56,7 +58,7 @@ func Parse(chapter, usage string, args []string, stdout, stderr io.Writer) (f Fl
 	fs.StringVar(&f.Context, "context", "", "use this kubeconfig context (a real cluster)")
 	fs.StringVar(&f.Namespace, "namespace", DefaultNamespace, "the namespace the chapter works in")
 	fs.BoolVar(&f.Step, "step", false, "pause before each step until Enter (when stdin is a terminal)")
-	verbosity := fs.Int("v", 0, "client-go log verbosity on stderr (try 4 to watch the reflector work)")
+	fs.IntVar(&f.Verbosity, "v", 0, "client-go log verbosity on stderr (try 4 to watch the reflector work)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
@@ -73,10 +75,39 @@ func Parse(chapter, usage string, args []string, stdout, stderr io.Writer) (f Fl
 	}
 	// client-go logs through klog; -v turns its verbosity up on stderr,
 	// and stdout stays the chapter's own output.
+	_ = klogFlags().Set("v", strconv.Itoa(f.Verbosity))
+	return f, 0, true
+}
+
+// klogFlags are klog's flags, made once: klog.InitFlags writes klog's
+// settings, which is safe only before anything logs.
+var klogFlags = sync.OnceValue(func() *flag.FlagSet {
 	kfs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(kfs)
-	_ = kfs.Set("v", strconv.Itoa(*verbosity))
-	return f, 0, true
+	return kfs
+})
+
+// QuietKlogAfter silences klog once ctx ends, unless -v asked for
+// client-go's log: a request cut off by Ctrl-C (or by a 403 that ends
+// the run) can make client-go log "Unexpected error when reading
+// response body" err="context canceled" straight to klog
+// (rest/request.go), which says only that the run ended, after which
+// Exit's one line is the whole report. The returned func stops it.
+func (f Flags) QuietKlogAfter(ctx context.Context) (stop func() bool) {
+	if f.Verbosity > 0 {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(ctx, quietKlog)
+}
+
+// quietKlog sends klog's output nowhere: not to stderr (LogToStderr),
+// not to the log "files" (SetOutput), and no error back to stderr past
+// the threshold (which Set stores atomically). Each of the three is safe
+// while others log.
+func quietKlog() {
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	_ = klogFlags().Set("stderrthreshold", "FATAL")
 }
 
 // Signals returns a context that ends at Ctrl-C or SIGTERM.
