@@ -216,7 +216,7 @@ func printRead(out io.Writer, written, cached *corev1.Pod) {
 func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen string, order int, err error) {
 	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s)", written.ResourceVersion)
 	if !held {
-		fmt.Fprintln(out, "; on a real cluster the read at once may or may not be stale: skipped")
+		fmt.Fprintln(out, "; the read at once is skipped on a real cluster (it may or may not be stale there)")
 		return
 	}
 	fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
