@@ -9,6 +9,7 @@ package chaptertest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,9 +98,21 @@ func RealClusterShape(t *testing.T, chapter string, run cluster.RunFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, problem := range RealShape(got, want) {
+		t.Error(problem)
+	}
+}
+
+// RealShape compares a chapter's output on a real cluster with its
+// golden output: the same steps, equal but for numbers, or, where a step
+// needs the workshop cluster, one "skipped on a real cluster" line and
+// otherwise golden lines in order. It returns what differs, one problem
+// a string.
+func RealShape(got, want []byte) []string {
+	var problems []string
 	gotSteps, wantSteps := steps(string(got)), steps(string(want))
 	if len(gotSteps) != len(wantSteps) {
-		t.Fatalf("on a real cluster: %d steps, want the golden file's %d:\n%s", len(gotSteps), len(wantSteps), got)
+		return []string{fmt.Sprintf("on a real cluster: %d steps, want the golden file's %d:\n%s", len(gotSteps), len(wantSteps), got)}
 	}
 	for i, g := range gotSteps {
 		w := wantSteps[i]
@@ -107,18 +120,19 @@ func RealClusterShape(t *testing.T, chapter string, run cluster.RunFunc) {
 			continue
 		}
 		if !strings.Contains(strings.Join(g, "\n"), skipped) {
-			t.Errorf("on a real cluster, step %d differs beyond numbers and says nothing is skipped:\n got:\n%s\nwant:\n%s",
-				i+1, strings.Join(g, "\n"), strings.Join(w, "\n"))
+			problems = append(problems, fmt.Sprintf("on a real cluster, step %d differs beyond numbers and says nothing is skipped:\n got:\n%s\nwant:\n%s",
+				i+1, strings.Join(g, "\n"), strings.Join(w, "\n")))
 			continue
 		}
 		if n := strings.Count(strings.Join(g, "\n"), skipped); n != 1 {
-			t.Errorf("on a real cluster, step %d says %d times that it skips:\n%s", i+1, n, strings.Join(g, "\n"))
+			problems = append(problems, fmt.Sprintf("on a real cluster, step %d says %d times that it skips:\n%s", i+1, n, strings.Join(g, "\n")))
 		}
 		if !subsequence(g, w) {
-			t.Errorf("on a real cluster, step %d prints lines the golden step does not have:\n got:\n%s\nwant:\n%s",
-				i+1, strings.Join(g, "\n"), strings.Join(w, "\n"))
+			problems = append(problems, fmt.Sprintf("on a real cluster, step %d prints lines the golden step does not have:\n got:\n%s\nwant:\n%s",
+				i+1, strings.Join(g, "\n"), strings.Join(w, "\n")))
 		}
 	}
+	return problems
 }
 
 // skipped is what a step prints on a real cluster where it needs the
