@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
@@ -103,6 +104,7 @@ func leftovers(t *testing.T, kubeconfig, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	config.WarningHandler = rest.NoWarnings{} // listing deprecated kinds (v1 Endpoints) is the point
 	disc, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {
 		t.Fatal(err)
