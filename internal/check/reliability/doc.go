@@ -11,7 +11,11 @@
 //     embedded one (interrupt_test.go);
 //   - credentials at client-go's highest log verbosity, the embedded
 //     server on loopback only, and the README's RBAC Role against what
-//     the chapters do (security_test.go).
+//     the chapters do (security_test.go);
+//   - on a real cluster, when REAL_KUBECONFIG names one: every chapter
+//     twice, its golden output but for numbers and declared skips, and
+//     nothing left behind (realcluster_test.go; hack/realk8s starts a
+//     kube-apiserver to run it on).
 //
 // The embedded workshop cluster with unmodified client-go:
 //   - convergence under faults: seeded random writes across namespaces,
