@@ -18,23 +18,19 @@ import (
 	"testing"
 )
 
-// lessonTarget is the part of a chapter's main.go code lines that
-// should be lesson (issue 15, "main.go is the lesson"): most of them.
-const lessonTarget = 50
+// lessonTarget is the part (percent) of a chapter's main.go code lines
+// that must be lesson: issue 15 asked for most of them, issue 25 for at
+// least 55% once a call's own error check counts with the call.
+const lessonTarget = 55
 
 // lessonFloor is, per chapter, the share (percent) its main.go has
 // reached: TestLessonShare fails when a change lowers it. Raise a floor
 // when a chapter gains; a chapter above lessonTarget needs no entry.
 var lessonFloor = map[string]int{
-	"01-watch":      39,
-	"03-reflector":  36,
-	"04-indexer":    44,
-	"05-informer":   38,
-	"06-factory":    47,
-	"07-controller": 35,
-	"08-testing":    37,
-	"09-metadata":   44,
-	"10-lifecycle":  46,
+	"03-reflector":  41,
+	"05-informer":   50,
+	"07-controller": 43,
+	"08-testing":    49,
 }
 
 // lessonReferences are files outside the course counted the same way,
@@ -60,7 +56,12 @@ var lessonReferences = []struct{ pkg, file string }{
 // of values already made (return err, return obj, nil; but not return
 // pods.Delete(...) or return cache.ResourceEventHandlerFuncs{...}), or
 // part of a call that prints or awaits (fmt.Fprint*, the show package,
-// a chapter's print* helpers), whatever it prints.
+// a chapter's print* helpers), whatever it prints. A client-go call's
+// own error check counts with the call (issue 25): the lines of
+// `if err != nil { return … }` right after a statement that calls
+// client-go and assigns err, or of `if x, err := call(); err != nil {
+// return … }`, are lesson, since client-go's examples handle errors the
+// same way and the check is part of calling it.
 //
 // go test -v -run TestLessonShare ./internal/check/coursecheck prints
 // the table; LESSON_SHARE=NN-topic lists that chapter's lines, each
@@ -88,9 +89,9 @@ func TestLessonShare(t *testing.T) {
 		}
 		pct := 100 * s.lesson / s.code
 		fmt.Fprintf(&table, "%-42s %6d %6d %6d %5d%%\n", ch, s.lines, s.code, s.lesson, pct)
-		if floor, ok := lessonFloor[ch]; ok && pct < floor || !ok && 2*s.lesson <= s.code {
-			t.Errorf("%s/main.go: %d of %d code lines are lesson (%d%%): not more than half, or below its floor; LESSON_SHARE=%s go test -v -run TestLessonShare lists them",
-				ch, s.lesson, s.code, pct, ch)
+		if floor, ok := lessonFloor[ch]; ok && pct < floor || !ok && pct < lessonTarget {
+			t.Errorf("%s/main.go: %d of %d code lines are lesson (%d%%): under %d%%, or below its floor; LESSON_SHARE=%s go test -v -run TestLessonShare lists them",
+				ch, s.lesson, s.code, pct, lessonTarget, ch)
 		}
 		if os.Getenv("LESSON_SHARE") == ch {
 			t.Logf("%s/main.go:\n%s", ch, strings.Join(s.listing, "\n"))
@@ -106,7 +107,7 @@ func TestLessonShare(t *testing.T) {
 		name := strings.TrimPrefix(ref.pkg, "k8s.io/client-go/")
 		fmt.Fprintf(&table, "%-42s %6d %6d %6d %5d%%\n", name, s.lines, s.code, s.lesson, 100*s.lesson/s.code)
 	}
-	t.Logf("main.go, lesson lines of code lines (target: more than %d%%):\n%s", lessonTarget, table.String())
+	t.Logf("main.go, lesson lines of code lines (target: at least %d%%):\n%s", lessonTarget, table.String())
 }
 
 type share struct {
@@ -252,6 +253,9 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 		}
 		return true
 	})
+	for l := range errorChecks(mainFile, info, callsClientGo, line) {
+		calls[l] = true
+	}
 	s := share{lines: len(lines)}
 	if lines[len(lines)-1] == "" {
 		s.lines--
@@ -406,4 +410,122 @@ func lessonFuncs(f *ast.File, info *types.Info) map[types.Object]bool {
 		}
 	}
 	return found
+}
+
+// errorChecks are the lines of each client-go call's own error check:
+// an `if err != nil { return … }` whose err the statement just before
+// it (or its own init statement) assigned from a call of client-go or
+// of a main.go function that calls it. Only a check whose body is one
+// return counts; one that does more is the chapter's own code.
+func errorChecks(f *ast.File, info *types.Info, callsClientGo map[types.Object]bool, line func(token.Pos) int) map[int]bool {
+	lines := map[int]bool{}
+	clientGoCall := func(n ast.Node) bool {
+		found := false
+		ast.Inspect(n, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if id := callee(call); id != nil && info.Uses[id] != nil &&
+					(fromKubernetes(info.Uses[id]) || callsClientGo[info.Uses[id]]) {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	// fromClientGo are the variables some statement assigns from a
+	// client-go call (err1 in `reg, err1 := inf.AddEventHandler(h)`).
+	fromClientGo := map[types.Object]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if as, ok := n.(*ast.AssignStmt); ok && clientGoCall(as) {
+			for _, lhs := range as.Lhs {
+				if id, ok := lhs.(*ast.Ident); ok {
+					if obj := info.ObjectOf(id); obj != nil {
+						fromClientGo[obj] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	// joinsClientGo reports whether e is errors.Join of errors that
+	// client-go calls returned (the chapters check several calls at once).
+	joinsClientGo := func(e ast.Expr) bool {
+		call, ok := e.(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return false
+		}
+		if id := callee(call); id == nil || info.Uses[id] == nil || info.Uses[id].Pkg() == nil ||
+			info.Uses[id].Pkg().Path() != "errors" || id.Name != "Join" {
+			return false
+		}
+		for _, arg := range call.Args {
+			id, ok := arg.(*ast.Ident)
+			if !ok || !fromClientGo[info.Uses[id]] {
+				return false
+			}
+		}
+		return true
+	}
+	// assignsErr reports whether stmt assigns errVar from a client-go
+	// call, or from errors.Join of such calls' errors.
+	assignsErr := func(stmt ast.Stmt, errVar types.Object) bool {
+		as, ok := stmt.(*ast.AssignStmt)
+		if !ok {
+			return false
+		}
+		for i, lhs := range as.Lhs {
+			if id, ok := lhs.(*ast.Ident); ok && info.ObjectOf(id) == errVar {
+				return clientGoCall(as) || len(as.Rhs) == len(as.Lhs) && joinsClientGo(as.Rhs[i])
+			}
+		}
+		return false
+	}
+	check := func(ifs *ast.IfStmt, before ast.Stmt) {
+		bin, ok := ifs.Cond.(*ast.BinaryExpr)
+		if !ok || bin.Op != token.NEQ || ifs.Else != nil || len(ifs.Body.List) != 1 {
+			return
+		}
+		if _, ok := ifs.Body.List[0].(*ast.ReturnStmt); !ok {
+			return
+		}
+		id, ok := bin.X.(*ast.Ident)
+		nilID, isNil := bin.Y.(*ast.Ident)
+		if !ok || !isNil || nilID.Name != "nil" || info.Uses[id] == nil {
+			return
+		}
+		errVar := info.Uses[id]
+		if errVar.Type().String() != "error" {
+			return
+		}
+		if ifs.Init != nil && assignsErr(ifs.Init, errVar) ||
+			ifs.Init == nil && before != nil && assignsErr(before, errVar) {
+			for l := line(ifs.Pos()); l <= line(ifs.End()); l++ {
+				lines[l] = true
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		var list []ast.Stmt
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			list = n.List
+		case *ast.CaseClause:
+			list = n.Body
+		case *ast.CommClause:
+			list = n.Body
+		default:
+			return true
+		}
+		for i, stmt := range list {
+			if ifs, ok := stmt.(*ast.IfStmt); ok {
+				var before ast.Stmt
+				if i > 0 {
+					before = list[i-1]
+				}
+				check(ifs, before)
+			}
+		}
+		return true
+	})
+	return lines
 }
