@@ -2,8 +2,8 @@ package main
 
 // What the chapter needs only to show what happens: a tapped
 // ListWatch, a watch reactor that says when a watch opens, the fake's
-// recorded actions as requests, watch events read and named, and the
-// formatting of the steps' lines.
+// recorded actions as requests, watch events read and named, the
+// probes' pods, and the formatting of the steps' lines.
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -269,4 +270,29 @@ var choices = []string{
 	"envtest           + a real kube-apiserver: validation,      seconds        kube-apiserver and etcd",
 	"                    admission, CRDs, server-side apply",
 	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
+}
+
+// probePod is a pod of no app, so that no counter counts it; its pick
+// label is its name, for selectors.
+func probePod(name string) *corev1.Pod {
+	return show.GatedPod(name, cluster.Labels("pick", name))
+}
+
+// eventTypes is events as eventsUntil describes them ("MODIFIED
+// pod/x"), their types only: "MODIFIED, DELETED".
+func eventTypes(got []string) string {
+	types := make([]string, len(got))
+	for i, ev := range got {
+		types[i], _, _ = strings.Cut(ev, " ")
+	}
+	return strings.Join(types, ", ")
+}
+
+// replayed says what a watch delivered before the last of got, the
+// event that ends what the watch has to say about the past.
+func replayed(got []string) string {
+	if len(got) <= 1 {
+		return "no event: the delete is lost"
+	}
+	return eventTypes(got[:len(got)-1]) + ", replayed"
 }
