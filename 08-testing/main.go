@@ -25,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -312,9 +311,9 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 	return nil
 }
 
-// whatTheFakeDoesNotDo is step 5: each probe (below) does one thing
-// to pods and says what came back, once on a new fake, once on the
-// cluster.
+// whatTheFakeDoesNotDo is step 5: each probe (the table in probes.go;
+// the probes that write are below) does one thing to pods and says what
+// came back, once on a new fake, once on the cluster.
 func whatTheFakeDoesNotDo(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. What the fake does not do that an API server does")
 	for _, p := range probes {
@@ -326,23 +325,6 @@ func whatTheFakeDoesNotDo(ctx context.Context, out io.Writer, c *cluster.Cluster
 		fmt.Fprintf(out, "  %-21s fake: %-33s | %s: %s\n", p.what, onFake, clusterName(c), onCluster)
 	}
 	return nil
-}
-
-// probe is one line of step 5: what it does, and the doing.
-type probe struct {
-	what string
-	run  func(context.Context, corev1client.PodInterface) (string, error)
-}
-
-// probes are step 5's lines, in the order it prints them.
-var probes = []probe{
-	{"create, generateName", createPod},
-	{"update the image", updateImage},
-	{"update a stale copy", staleUpdate},
-	{"watch, labelSelector", watchWith("label", metav1.ListOptions{LabelSelector: "pick=label-yes"})},
-	{"watch, fieldSelector", watchWith("field", metav1.ListOptions{FieldSelector: "metadata.name=field-yes"})},
-	{"delete, on a watch", deleteOnWatch},
-	{"LIST, delete, WATCH", deleteBeforeWatch},
 }
 
 // !+probes
@@ -390,89 +372,6 @@ func staleUpdate(ctx context.Context, pods corev1client.PodInterface) (string, e
 }
 
 // !-probes
-
-// watchWith watches, from the current resourceVersion, with a selector
-// that picks pod <prefix>-yes; changes <prefix>-no, then <prefix>-yes;
-// and says which change the watch delivers first.
-func watchWith(prefix string, opts metav1.ListOptions) func(context.Context, corev1client.PodInterface) (string, error) {
-	return func(ctx context.Context, pods corev1client.PodInterface) (string, error) {
-		names := []string{prefix + "-no", prefix + "-yes"}
-		rv, err := createAndList(ctx, pods, names...)
-		if err != nil {
-			return "", err
-		}
-		opts.ResourceVersion = rv
-		w, err := pods.Watch(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		defer w.Stop()
-		for _, name := range names {
-			_, err := pods.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"labels":{"changed":"yes"}}}`), metav1.PatchOptions{})
-			if err != nil {
-				return "", err
-			}
-		}
-		got, err := eventsUntil(ctx, w, "")
-		return "first: " + strings.Join(got, ""), err
-	}
-}
-
-// deleteOnWatch deletes a pod while a watch is open.
-func deleteOnWatch(ctx context.Context, pods corev1client.PodInterface) (string, error) {
-	rv, err := createAndList(ctx, pods, "deleted")
-	if err != nil {
-		return "", err
-	}
-	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-	if err != nil {
-		return "", err
-	}
-	defer w.Stop()
-	if err := pods.Delete(ctx, "deleted", metav1.DeleteOptions{}); err != nil {
-		return "", err
-	}
-	got, err := eventsUntil(ctx, w, "DELETED pod/deleted")
-	return eventTypes(got), err
-}
-
-// deleteBeforeWatch is a reflector's LIST, a delete, then its WATCH
-// from the list's resourceVersion. A create after the delete marks the
-// end of what the watch has to say about the past.
-func deleteBeforeWatch(ctx context.Context, pods corev1client.PodInterface) (string, error) {
-	rv, err := createAndList(ctx, pods, "gone")
-	if err != nil {
-		return "", err
-	}
-	if err := pods.Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
-		return "", err
-	}
-	if _, err := pods.Create(ctx, probePod("after"), metav1.CreateOptions{}); err != nil {
-		return "", err
-	}
-	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-	if err != nil {
-		return "", err
-	}
-	defer w.Stop()
-	got, err := eventsUntil(ctx, w, "ADDED pod/after")
-	return replayed(got), err
-}
-
-// createAndList creates pods and returns the resourceVersion of a LIST
-// made after them.
-func createAndList(ctx context.Context, pods corev1client.PodInterface, names ...string) (string, error) {
-	for _, name := range names {
-		if _, err := pods.Create(ctx, probePod(name), metav1.CreateOptions{}); err != nil {
-			return "", err
-		}
-	}
-	list, err := pods.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "", err
-	}
-	return list.ResourceVersion, nil
-}
 
 // sameTestOnWorkshopCluster is step 6: testCounter again, on the fake
 // and on a workshop cluster that the test starts (on a real cluster: on
@@ -529,19 +428,4 @@ func startCounter(ctx context.Context, client kubernetes.Interface, ns string) (
 	}
 	factory.Start(ctx.Done())
 	return counter, pods.Lister(), stop, nil
-}
-
-// podsResource is what the fake's tracker files pods under.
-var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
-
-// seedPods are the pods every test of the counter starts from.
-func seedPods(ns string) []runtime.Object {
-	return []runtime.Object{newPod(ns, "web-1", "web"), newPod(ns, "api-1", "api")}
-}
-
-// newPod is a pod of an app, which no scheduler or kubelet will touch.
-func newPod(ns, name, app string) *corev1.Pod {
-	p := show.GatedPod(name, cluster.Labels("app", app))
-	p.Namespace = ns
-	return p
 }

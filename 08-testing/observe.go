@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -270,12 +269,6 @@ var choices = []string{
 	"envtest           + a real kube-apiserver: validation,      seconds        kube-apiserver and etcd",
 	"                    admission, CRDs, server-side apply",
 	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
-}
-
-// probePod is a pod of no app, so that no counter counts it; its pick
-// label is its name, for selectors.
-func probePod(name string) *corev1.Pod {
-	return show.GatedPod(name, cluster.Labels("pick", name))
 }
 
 // eventTypes is events as eventsUntil describes them ("MODIFIED
