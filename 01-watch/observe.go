@@ -2,15 +2,12 @@ package main
 
 // What the chapter needs only to show its watches, not what it teaches:
 // reading exactly the events a step caused (so nothing waits on a timer),
-// one aligned line for each event, pod, response and wire frame, and the
-// client that answers step 7's watch as kube-apiserver answers a watch
-// from before its window.
+// one aligned line for each event, pod, response and wire frame, and
+// which requests step 7's client answers itself.
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,14 +15,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
 // printEvents receives the next n events of w and prints one line for
@@ -134,50 +127,5 @@ func shorten(frame string) string {
 	return s + ",…}…}"
 }
 
-// expiringClient is a clientset whose transport answers every watch
-// itself, without sending it, the way kube-apiserver's watch cache
-// answers a watch from a resourceVersion older than its window: 200 OK,
-// then one ERROR event whose object is a 410 Expired Status, "too old
-// resource version: <asked> (<windowStart>)" (k8s.io/apiserver v0.37.2,
-// pkg/storage/cacher/watch_cache_history.go#L236-L237, and cacher.go
-// #L635-L641 for the ERROR event). It says so, once, on out.
-func expiringClient(out io.Writer, c *cluster.Cluster, windowStart string) (kubernetes.Interface, error) {
-	fmt.Fprintf(out, "  (this client answers the watch itself, as kube-apiserver does once its history starts after rv=%s)\n", windowStart)
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Query().Get("watch") != "true" {
-				return next.RoundTrip(r)
-			}
-			return expiredWatch(r, windowStart)
-		})
-	})
-	return kubernetes.NewForConfig(cfg)
-}
-
-// expiredWatch is a watch response with one frame: an ERROR event
-// carrying the Status of apierrors.NewResourceExpired.
-func expiredWatch(r *http.Request, windowStart string) (*http.Response, error) {
-	asked := r.URL.Query().Get("resourceVersion")
-	st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s (%s)", asked, windowStart)).Status()
-	st.Kind, st.APIVersion = "Status", "v1"
-	frame, err := json.Marshal(metav1.WatchEvent{Type: string(watch.Error), Object: runtime.RawExtension{Object: &st}})
-	if err != nil {
-		return nil, err
-	}
-	return &http.Response{
-		Status:     "200 OK",
-		StatusCode: http.StatusOK,
-		Proto:      "HTTP/1.1",
-		ProtoMajor: 1,
-		ProtoMinor: 1,
-		Header:     http.Header{"Content-Type": {"application/json"}},
-		Body:       io.NopCloser(bytes.NewReader(append(frame, '\n'))),
-		Request:    r,
-	}, nil
-}
-
-// roundTripper is a function as an http.RoundTripper.
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// isWatch picks the watch requests out of the request log's form.
+func isWatch(r apiserver.Request) bool { return r.Verb == "watch" }
