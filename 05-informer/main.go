@@ -9,17 +9,20 @@
 // catches the store ahead of a handler when deltas are popped in batches.
 //
 // Read alongside (client-go v0.37.2): tools/cache/controller.go,
-// shared_informer.go, the_real_fifo.go, reflector.go. Step 4, which runs
-// in memory with a copy of processDeltas, is in inside.go; observe.go holds
-// what only shows the informers at work (the reporting handler, printing).
+// shared_informer.go, the_real_fifo.go, reflector.go. Step 4 takes an
+// informer apart with internal/cachecopy, the copy of the unexported
+// processDeltas that chapter 02 teaches; observe.go holds what only
+// shows the informers at work (the reporting handler, printing).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,11 +33,16 @@ import (
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 func main() { cluster.Main("05-informer", run) }
+
+// A stepFunc is one topic of the chapter. It runs each informer it
+// builds on informers, with ctx: run stops them when the step returns.
+type stepFunc func(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error
 
 // run is the chapter, one step after another. The ConfigMaps it creates
 // carry on from one step to the next.
@@ -43,14 +51,18 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// label (a real namespace holds others, such as kube-root-ca.crt).
 	lw := cache.NewFilteredListWatchFromClient(c.Client.CoreV1().RESTClient(), "configmaps", c.Namespace,
 		func(o *metav1.ListOptions) { o.LabelSelector = cluster.OwnSelector })
-	for i, step := range []func(context.Context, io.Writer, *cluster.Cluster, cache.ListerWatcher) error{
+	for _, step := range []stepFunc{
 		storeAndController, customIndex, transformTrims, insideTheInformer,
 		resyncIsNotRelist, tombstoneAfterOutage, sharedHandlers, batchesRunAhead,
 	} {
-		if i > 0 {
-			fmt.Fprintln(out)
-		}
-		if err := step(ctx, out, c, lw); err != nil {
+		// Cancelling stepCtx stops the step's informers; Wait returns
+		// once every RunWithContext has: no handler outlives its step.
+		stepCtx, stop := context.WithCancel(ctx)
+		var informers sync.WaitGroup
+		err := step(stepCtx, &informers, out, c, lw)
+		stop()
+		informers.Wait()
+		if err != nil {
 			return err
 		}
 		// A step's awaits return early once ctx ends: say why it ended.
@@ -64,7 +76,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // storeAndController is NewInformer, the constructor most tutorials show:
 // a Store (the cache), a Controller (the loop that fills it) and one
 // ResourceEventHandler called for every change it applies.
-func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "Step 1. NewInformer: a Store, a Controller and a ResourceEventHandler.")
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	web, err := cms.Create(ctx, configMap("web", "blue"), metav1.CreateOptions{})
@@ -82,19 +94,19 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	// Its handler runs on the informer's goroutine.
 	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformer(lw, &corev1.ConfigMap{}, 0, h)
-	defer start(ctx, ctrl.RunWithContext)() // go ctrl.RunWithContext(ctx)
+	informers.Go(func() { ctrl.RunWithContext(ctx) }) // until ctx ends
 
 	// HasSyncedChecker is done once the initial list has been handed to
-	// the handler, its OnAdd calls included. WaitFor waits on a channel;
-	// cache.WaitForCacheSync would poll every 100ms.
+	// the handler, its OnAdd calls included. WaitFor waits on a channel
+	// (cache.WaitForCacheSync would poll every 100ms); it returns false
+	// only if ctx ends first.
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
 	// The initial list came as one ReplacedAll delta, in no defined order.
-	fmt.Fprintln(out, "  initial list (order not defined, sorted):")
-	printSorted(ctx, out, h.lines, 2)
-	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), sortedKeys(store))
+	printSorted(ctx, out, "initial list (order not defined, sorted):", h.lines, 2)
+	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
 
 	// Live changes, each awaited before the next: the output keeps order.
 	fmt.Fprintln(out, "  live changes, each awaited:")
@@ -110,17 +122,17 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 		return err
 	}
 	printCalls(ctx, out, h.lines, "delete configmap/db")
-	fmt.Fprintf(out, "  store keys %v\n", sortedKeys(store))
+	fmt.Fprintf(out, "  store keys %v\n", slices.Sorted(slices.Values(store.ListKeys())))
 	return nil
 }
 
 // customIndex is NewIndexerInformer: the same over an Indexer with a
 // custom index, kept current as objects change: ByIndex answers from memory.
-func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, `Step 2. NewIndexerInformer: an Indexer with a custom "team" index.`)
+func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintf(out, "\n%s\n", `Step 2. NewIndexerInformer: an Indexer with a custom "team" index.`)
 	// An IndexFunc must not fail (the store panics on an error): an
 	// object without the label simply has no index value.
-	byTeam := func(obj any) ([]string, error) {
+	var byTeam cache.IndexFunc = func(obj any) ([]string, error) {
 		if m, err := meta.Accessor(obj); err == nil && m.GetLabels()["team"] != "" {
 			return []string{m.GetLabels()["team"]}, nil
 		}
@@ -128,27 +140,34 @@ func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cach
 	}
 	h := handler{lines: show.NewLines(ctx)}
 	indexer, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, h, cache.Indexers{"team": byTeam})
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 2)
-	query := func() error {
-		for _, team := range []string{"blue", "red"} {
-			objs, err := indexer.ByIndex("team", team)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "  ByIndex(\"team\", %-6q) %v\n", team, names(objs))
-		}
-		return nil
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	if err := query(); err != nil {
+	printInitialList(ctx, out, h.lines, 2)
+	blue, err := indexer.ByIndex("team", "blue")
+	if err != nil {
 		return err
 	}
+	red, err := indexer.ByIndex("team", "red")
+	if err != nil {
+		return err
+	}
+	printTeams(out, blue, red)
+
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "cache", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"red"}}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	printCalls(ctx, out, h.lines, "patch  configmap/cache team=red")
-	return query()
+	if blue, err = indexer.ByIndex("team", "blue"); err != nil {
+		return err
+	}
+	if red, err = indexer.ByIndex("team", "red"); err != nil {
+		return err
+	}
+	printTeams(out, blue, red)
+	return nil
 }
 
 // lastApplied is kubectl's full copy of an object, often most of it.
@@ -156,8 +175,8 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // transformTrims is NewInformerWithOptions, which the deprecated
 // constructors call, with a Transform that drops what is never read.
-func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 3. NewInformerWithOptions with a Transform that trims objects.")
+func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 3. NewInformerWithOptions with a Transform that trims objects.")
 	legacy := configMap("legacy", "red")
 	legacy.Annotations = map[string]string{lastApplied: `{"apiVersion":"v1","data":{"mode":"v1"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"legacy"}}`}
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
@@ -169,14 +188,10 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 
 	// A Transform may change the object in place but must be idempotent:
 	// with watch-list, initial objects pass through it twice.
-	trim := func(obj any) (any, error) {
+	var trim cache.TransformFunc = func(obj any) (any, error) {
 		if m, err := meta.Accessor(obj); err == nil {
 			m.SetManagedFields(nil)
-			a := m.GetAnnotations()
-			delete(a, lastApplied)
-			if len(a) == 0 {
-				m.SetAnnotations(nil)
-			}
+			delete(m.GetAnnotations(), lastApplied)
 		}
 		return obj, nil
 	}
@@ -188,8 +203,11 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 		Handler:       h,
 		Transform:     counted(&calls, trim), // counts its calls
 	})
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
+	}
+	printInitialList(ctx, out, h.lines, 3)
 	fmt.Fprintf(out, "  the Transform ran %d times for 3 objects (watch-list buffer, then RealFIFO)\n", calls.Load())
 
 	// The server keeps the annotation and managedFields; the cache does not.
@@ -197,42 +215,94 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 	if err != nil {
 		return err
 	}
-	cached, _, err := store.GetByKey(c.Namespace + "/legacy")
+	cached, exists, err := store.GetByKey(c.Namespace + "/legacy")
+	if err != nil {
+		return err
+	}
 	cm, ok := cached.(*corev1.ConfigMap)
-	if err != nil || !ok {
-		return fmt.Errorf("configmap/legacy is not in the cache (%v)", err)
+	if !exists || !ok {
+		return errors.New("configmap/legacy is not in the cache")
 	}
 	fmt.Fprintf(out, "  server (GET): annotations %v\n", slices.Sorted(maps.Keys(onServer.Annotations)))
 	fmt.Fprintf(out, "  cache:        annotations %v, managedFields %d\n", slices.Sorted(maps.Keys(cm.Annotations)), len(cm.ManagedFields))
 	return nil
 }
 
-// resyncPeriod is short: no informer option takes a fake clock in v0.37.
-// (Step 5's heading says 100ms: change both together.)
-const resyncPeriod = 100 * time.Millisecond
+// insideTheInformer takes an informer apart, in memory: the queue
+// newQueueFIFO builds, the calls a reflector makes on it, and each delta
+// popped into processDeltas, as the informer's loop does. client-go
+// exports neither: internal/cachecopy holds the copies chapter 02 teaches.
+func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ *cluster.Cluster, _ cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 4. Inside: a RealFIFO, and processDeltas turning deltas into handler calls.")
+	gates := features.FeatureGates()
+	fmt.Fprintf(out, "  InOrderInformers=%t: newQueueFIFO builds a RealFIFO, not a DeltaFIFO\n", gates.Enabled(features.InOrderInformers))
+	printAtomic(out, gates.Enabled(features.AtomicFIFO))
+
+	// !+pop
+	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(&corev1.ConfigMap{}, cache.MetaNamespaceKeyFunc, store))
+	h := handler{lines: show.NewLines(ctx)}
+	// pop pops the one delta a reflector's call queued (Pop never waits
+	// here) and hands it to processDeltas, with the informer's store.
+	pop := func(call string, queued error) error {
+		if queued != nil {
+			return queued
+		}
+		var popped cache.DeltaType
+		_, err := fifo.Pop(func(obj any, isInInitialList bool) error {
+			deltas, ok := obj.(cache.Deltas)
+			if !ok {
+				return fmt.Errorf("popped %T, not cache.Deltas", obj)
+			}
+			popped = deltas.Newest().Type
+			return cachecopy.ProcessDeltas(h, store, deltas, isInInitialList, cache.DeletionHandlingMetaNamespaceKeyFunc)
+		})
+		calls := h.lines.Drain() // the handler ran on this goroutine
+		if popped == cache.Bookmark { // no handler call: the store learns the resourceVersion
+			calls = []string{"(none) store.LastStoreSyncResourceVersion()=" + store.LastStoreSyncResourceVersion()}
+		}
+		printRow(out, call, popped, calls)
+		return err
+	}
+	// !-pop
+
+	// A reflector's calls over an informer's life: a list, three watch
+	// events, a bookmark, a resync, a relist after c was deleted unseen.
+	printRowHeading(out)
+	return errors.Join(
+		pop(`Replace([a b], "11")`, fifo.Replace([]any{demo("a", "10"), demo("b", "11")}, "11")),
+		pop("Add(c)", fifo.Add(demo("c", "12"))),
+		pop("Update(a)", fifo.Update(demo("a", "13"))),
+		pop("Delete(b)", fifo.Delete(demo("b", "14"))),
+		pop(`Bookmark("15")`, fifo.Bookmark("15")),
+		pop("Resync()", fifo.Resync()),
+		pop(`Replace([a], "16")`, fifo.Replace([]any{demo("a", "13")}, "16")),
+	)
+}
 
 // resyncIsNotRelist gives an informer a ResyncPeriod: it replays its cache
 // as OnUpdate(obj, obj), the very same object, and asks the server nothing.
-func resyncIsNotRelist(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 5. Resync is not relist: ResyncPeriod=100ms replays the cache.")
+func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 5. Resync is not relist: ResyncPeriod=100ms replays the cache.")
 	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
 		Handler:       h,
-		ResyncPeriod:  resyncPeriod,
+		ResyncPeriod:  100 * time.Millisecond, // short: no option takes a fake clock
 	})
 	c.ResetRequests()
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
+	}
+	printInitialList(ctx, out, h.lines, 3)
 	before := c.Requests()
-	fmt.Fprintf(out, "  requests so far: %d\n", len(before))
-	printRequests(out, before)
+	printRequests(out, fmt.Sprintf("requests so far: %d", len(before)), before)
 
 	// One SyncAll: an OnUpdate per cached object, in map order. Later
 	// resyncs are not awaited.
-	fmt.Fprintln(out, "  first resync (order not defined, sorted):")
-	printSorted(ctx, out, h.lines, len(store.ListKeys()))
+	printSorted(ctx, out, "first resync (order not defined, sorted):", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
@@ -241,8 +311,8 @@ func resyncIsNotRelist(ctx context.Context, out io.Writer, c *cluster.Cluster, l
 // object deleted, history compacted, so the re-watch gets 410 and the
 // informer relists. For the object the list lacks, OnDelete gets a
 // DeletedFinalStateUnknown: its key and the last state cached.
-func tombstoneAfterOutage(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
+func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if !c.Embedded() {
 		// Delete the object anyway: step 7 starts from the same state.
@@ -256,8 +326,11 @@ func tombstoneAfterOutage(ctx context.Context, out io.Writer, c *cluster.Cluster
 		Handler:       h,
 	})
 	c.ResetRequests()
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
+	}
+	printInitialList(ctx, out, h.lines, 3)
 	// One event first: a watch that ends within a second having delivered
 	// nothing is a VeryShortWatchError, and a relist without a 410.
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v3"}}`), metav1.PatchOptions{}); err != nil {
@@ -281,17 +354,16 @@ func tombstoneAfterOutage(ctx context.Context, out io.Writer, c *cluster.Cluster
 	// deletions first, then the survivors in map order.
 	fmt.Fprintln(out, "  released: the re-watch gets 410 Expired; after its backoff the reflector relists")
 	printNext(ctx, out, h.lines, 1)
-	printSorted(ctx, out, h.lines, 2)
-	fmt.Fprintln(out, "  the informer's requests:")
-	printRequests(out, c.Requests())
+	printSorted(ctx, out, "", h.lines, 2)
+	printRequests(out, "the informer's requests:", c.Requests())
 	return nil
 }
 
 // sharedHandlers runs a SharedInformer: one cache and one watch for many
 // handlers, each with a registration whose HasSynced can lag the
 // informer's. A handler added late gets the cache as synthetic adds.
-func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 7. SharedInformer: one watch, many handlers, one registration each.")
+func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 7. SharedInformer: one watch, many handlers, one registration each.")
 	informer := cache.NewSharedInformer(lw, &corev1.ConfigMap{}, 0)
 	lines := show.NewLines(ctx)
 	// !+registrations
@@ -308,24 +380,24 @@ func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 	// !-registrations
 	fmt.Fprintln(out, `  handlers "fast" and "slow" added before Run; slow's first OnAdd waits for a gate`)
 	c.ResetRequests()
-	defer start(ctx, informer.RunWithContext)()
-	defer gate.open() // runs first: stopping the informer waits for slow
+	informers.Go(func() { informer.RunWithContext(ctx) })
+	defer gate.open() // before run stops the informer, which waits for slow
 
 	// Handlers run on goroutines of their own. The informer is synced once
 	// its cache holds the initial list, whether handlers caught up or not.
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker(), fast.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("informer or handler fast not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  informer.HasSynced() %t\n", informer.HasSynced())
 	fmt.Fprintf(out, "  fast: registration.HasSynced() %t\n", fast.HasSynced())
 	fmt.Fprintf(out, "  slow: registration.HasSynced() %t (still inside its first OnAdd)\n", slow.HasSynced())
 	gate.open()
 	if !cache.WaitFor(ctx, "", slow.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
 	// Two handlers, two objects; no order between handlers: sorted.
-	printSorted(ctx, out, lines, 4)
+	printSorted(ctx, out, "", lines, 4)
 
 	// A late handler is fed from the cache: no request is sent.
 	late, err := informer.AddEventHandler(handler{lines: lines, name: "late"})
@@ -333,18 +405,16 @@ func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 		return err
 	}
 	if !cache.WaitFor(ctx, "", late.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
-	fmt.Fprintln(out, `  handler "late" added after sync: synthetic adds from the cache`)
-	printSorted(ctx, out, lines, 2)
+	printSorted(ctx, out, `handler "late" added after sync: synthetic adds from the cache`, lines, 2)
 
 	// A change reaches every handler, each on its own goroutine.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "  delete configmap/cache:")
-	printSorted(ctx, out, lines, 3)
+	printSorted(ctx, out, "delete configmap/cache:", lines, 3)
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))
 	return nil
 }
@@ -353,8 +423,8 @@ func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 // changes queue up behind it. With InOrderInformersBatchProcess on, the
 // informer's loop pops deltas of distinct keys as one batch and writes
 // the whole batch to the store before it makes the batch's handler calls.
-func batchesRunAhead(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 8. Batches: a handler can find the store ahead of its own event.")
+func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 8. Batches: a handler can find the store ahead of its own event.")
 	gates := features.FeatureGates()
 	if !gates.Enabled(features.AtomicFIFO) || !gates.Enabled(features.UnlockWhileProcessingFIFO) {
 		fmt.Fprintln(out, "  skipped: with AtomicFIFO or UnlockWhileProcessingFIFO off, the RealFIFO stays locked while a handler runs")
@@ -371,10 +441,10 @@ func batchesRunAhead(ctx context.Context, out io.Writer, c *cluster.Cluster, lw 
 	})
 	h.store = store // each handler call also reports what the store holds
 	// !-batch
-	defer start(ctx, ctrl.RunWithContext)()
-	defer h.gate.open() // runs first: stopping the informer waits for h
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	defer h.gate.open() // before run stops the informer, which waits for h
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	printNext(ctx, out, lines, 1)
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
