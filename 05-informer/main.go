@@ -27,6 +27,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -307,18 +308,13 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 	return nil
 }
 
-// tombstoneAfterOutage stages an outage: the watch dropped and held, an
-// object deleted, history compacted, so the re-watch gets 410 and the
-// informer relists. For the object the list lacks, OnDelete gets a
-// DeletedFinalStateUnknown: its key and the last state cached.
+// tombstoneAfterOutage stages an outage with the chapter's own client,
+// the same on any cluster: the delete of an object never reaches the
+// informer, and its re-watch is answered 410, so it relists. For the
+// object the list lacks, OnDelete gets a DeletedFinalStateUnknown: its
+// key and the last state cached.
 func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
-	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
-	if !c.Embedded() {
-		// Delete the object anyway: step 7 starts from the same state.
-		fmt.Fprintln(out, "  skipped on a real cluster: kube-apiserver cannot be made to compact its watch cache on demand")
-		return cms.Delete(ctx, "legacy", metav1.DeleteOptions{})
-	}
 	h := handler{lines: show.NewLines(ctx)}
 	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
@@ -333,26 +329,34 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	printInitialList(ctx, out, h.lines, 3)
 	// One event first: a watch that ends within a second having delivered
 	// nothing is a VeryShortWatchError, and a relist without a 410.
+	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v3"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	printCalls(ctx, out, h.lines, "patch  configmap/web")
 
-	// Held first: the reflector's re-watch waits at the server until all
-	// below has happened, so it never sees the delete, only the 410.
-	c.Server.HoldWatches()
-	defer c.Server.ReleaseWatches() // on errors; released below
-	c.Server.DropWatches()
+	// !+outage
+	// The client holds the bytes of its watch streams, so the delete's
+	// event waits in its transport; ending the stream drops them. The
+	// reflector re-watches from the last resourceVersion it saw, and the
+	// client answers that itself, with the 410 a server gives once that
+	// resourceVersion has left its history.
+	faults := c.Faults()
+	faults.HoldWatches()
+	defer faults.ReleaseWatches() // on errors; released below
+	faults.Answer(isRewatch, apierrors.NewResourceExpired("too old resource version"))
 	if err := cms.Delete(ctx, "legacy", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  outage: watch dropped and held; configmap/legacy deleted; history compacted to rv=%s\n", c.Server.CompactHistory())
-	c.Server.ReleaseWatches()
+	ended := faults.EndWatches()
+	faults.ReleaseWatches()
+	// !-outage
+	fmt.Fprintf(out, "  outage, made by this client: watch held; configmap/legacy deleted; %d watch ended, the event never read\n", ended)
 
 	// After the 410 the reflector waits out its backoff (0.8-1.6 s, not
 	// settable through informer options) and relists: one ReplacedAll,
 	// deletions first, then the survivors in map order.
-	fmt.Fprintln(out, "  released: the re-watch gets 410 Expired; after its backoff the reflector relists")
+	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
 	printNext(ctx, out, h.lines, 1)
 	printSorted(ctx, out, "", h.lines, 2)
 	printRequests(out, "the informer's requests:", c.Requests())

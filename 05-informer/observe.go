@@ -126,6 +126,13 @@ func newGate() *gate { return &gate{opened: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.opened) }) }
 
+// isRewatch picks, among the requests of step 6, the reflector's re-watch
+// after its stream ended: a watch from a resourceVersion, not a
+// watch-list (sendInitialEvents) as the first sync and the relist are.
+func isRewatch(r apiserver.Request) bool {
+	return r.Verb == "watch" && r.Query.Get("sendInitialEvents") == ""
+}
+
 // printInitialList awaits the n handler calls of the initial list and
 // says so in one line, if they are all OnAdd with isInInitialList=true;
 // if not, it prints them.
