@@ -1,21 +1,16 @@
 // Chapter 05-informer: the informer, assembled.
 //
-// An informer is chapters 01-04 put together: a ListerWatcher feeds a
-// reflector, the reflector feeds a RealFIFO (in v0.37, not a DeltaFIFO),
-// and processDeltas turns each delta it pops into a Store write and a
-// handler call. The chapter builds informers three ways, looks inside,
-// shows that a resync is not a relist, meets the tombstone an outage
-// leaves, runs a SharedInformer whose handlers each sync on their own, and
-// catches the store ahead of a handler when deltas are popped in batches.
+// A reflector feeds a RealFIFO, and processDeltas turns each delta it
+// pops into a Store write and a handler call: informers built three ways,
+// taken apart, resynced, relisted after an outage, shared, and batched.
 //
 // Read alongside (client-go v0.37.2): tools/cache/controller.go,
-// shared_informer.go, the_real_fifo.go, reflector.go. Step 4 takes an
-// informer apart with internal/cachecopy, the copy of the unexported
-// processDeltas that chapter 02 teaches; observe.go holds what only
-// shows the informers at work (the reporting handler, printing).
+// shared_informer.go, the_real_fifo.go, reflector.go. observe.go holds
+// what only shows the informers at work (the reporting handler, printing).
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,42 +36,34 @@ import (
 
 func main() { cluster.Main("05-informer", run) }
 
-// A stepFunc is one topic of the chapter. It runs each informer it
-// builds on informers, with ctx: run stops them when the step returns.
-type stepFunc func(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error
-
-// run is the chapter, one step after another. The ConfigMaps it creates
-// carry on from one step to the next.
+// run is the chapter, one step after another, on the same ConfigMaps.
+// Every informer of a step runs on informers, in the step's ctx.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// One ListerWatcher for every informer: the chapter's ConfigMaps, by
 	// label (a real namespace holds others, such as kube-root-ca.crt).
 	lw := cache.NewFilteredListWatchFromClient(c.Client.CoreV1().RESTClient(), "configmaps", c.Namespace,
 		func(o *metav1.ListOptions) { o.LabelSelector = cluster.OwnSelector })
-	for _, step := range []stepFunc{
+	for _, step := range []func(context.Context, *sync.WaitGroup, io.Writer, *cluster.Cluster, cache.ListerWatcher) error{
 		storeAndController, customIndex, transformTrims, insideTheInformer,
 		resyncIsNotRelist, tombstoneAfterOutage, sharedHandlers, batchesRunAhead,
 	} {
-		// Cancelling stepCtx stops the step's informers; Wait returns
-		// once every RunWithContext has: no handler outlives its step.
+		// Cancel, then Wait: every RunWithContext has returned, and no
+		// handler call outlives its step.
 		stepCtx, stop := context.WithCancel(ctx)
 		var informers sync.WaitGroup
 		err := step(stepCtx, &informers, out, c, lw)
 		stop()
 		informers.Wait()
-		if err != nil {
-			return err
-		}
 		// A step's awaits return early once ctx ends: say why it ended.
-		if err := context.Cause(ctx); err != nil {
+		if err := cmp.Or(err, context.Cause(ctx)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// storeAndController is NewInformer, the constructor most tutorials show:
-// a Store (the cache), a Controller (the loop that fills it) and one
-// ResourceEventHandler called for every change it applies.
+// storeAndController is NewInformer, as most tutorials show it: a Store
+// (the cache), a Controller (the loop that fills it) and a handler.
 func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "Step 1. NewInformer: a Store, a Controller and a ResourceEventHandler.")
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
@@ -99,18 +86,14 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 
 	// HasSyncedChecker is done once the initial list has been handed to
 	// the handler, its OnAdd calls included. WaitFor waits on a channel
-	// (cache.WaitForCacheSync would poll every 100ms); it returns false
-	// only if ctx ends first.
+	// (WaitForCacheSync polls); it is false only if ctx ended first.
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
-	// The initial list came as one ReplacedAll delta, in no defined order.
-	printSorted(ctx, out, "initial list (order not defined, sorted):", h.lines, 2)
+	printSorted(ctx, out, "initial list (order not defined, sorted):", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
-
-	// Live changes, each awaited before the next: the output keeps order.
-	fmt.Fprintln(out, "  live changes, each awaited:")
+	fmt.Fprintln(out, "  live changes, each awaited:") // so the output keeps their order
 	if _, err := cms.Create(ctx, configMap("cache", "blue"), metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -128,11 +111,10 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 }
 
 // customIndex is NewIndexerInformer: the same over an Indexer with a
-// custom index, kept current as objects change: ByIndex answers from memory.
+// custom index, kept current as objects change; ByIndex answers from memory.
 func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintf(out, "\n%s\n", `Step 2. NewIndexerInformer: an Indexer with a custom "team" index.`)
-	// An IndexFunc must not fail (the store panics on an error): an
-	// object without the label simply has no index value.
+	// An IndexFunc must not fail (the store panics): no label, no value.
 	var byTeam cache.IndexFunc = func(obj any) ([]string, error) {
 		if m, err := meta.Accessor(obj); err == nil && m.GetLabels()["team"] != "" {
 			return []string{m.GetLabels()["team"]}, nil
@@ -145,7 +127,7 @@ func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, 
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, 2)
+	printInitialList(ctx, out, h.lines, len(indexer.ListKeys()))
 	blue, err := indexer.ByIndex("team", "blue")
 	if err != nil {
 		return err
@@ -155,7 +137,6 @@ func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, 
 		return err
 	}
 	printTeams(out, blue, red)
-
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "cache", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"red"}}}`), metav1.PatchOptions{}); err != nil {
 		return err
@@ -171,8 +152,7 @@ func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, 
 	return nil
 }
 
-// lastApplied is kubectl's full copy of an object, often most of it.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration" // kubectl's copy of the object
 
 // transformTrims is NewInformerWithOptions, which the deprecated
 // constructors call, with a Transform that drops what is never read.
@@ -186,7 +166,6 @@ func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return err
 	}
 	fmt.Fprintf(out, "  created %s with annotation %s\n", describe(created), lastApplied)
-
 	// A Transform may change the object in place but must be idempotent:
 	// with watch-list, initial objects pass through it twice.
 	var trim cache.TransformFunc = func(obj any) (any, error) {
@@ -208,9 +187,8 @@ func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, 3)
+	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  the Transform ran %d times for 3 objects (watch-list buffer, then RealFIFO)\n", calls.Load())
-
 	// The server keeps the annotation and managedFields; the cache does not.
 	onServer, err := cms.Get(ctx, "legacy", metav1.GetOptions{})
 	if err != nil {
@@ -229,22 +207,22 @@ func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	return nil
 }
 
-// insideTheInformer takes an informer apart, in memory: the queue
-// newQueueFIFO builds, the calls a reflector makes on it, and each delta
-// popped into processDeltas, as the informer's loop does. client-go
-// exports neither: internal/cachecopy holds the copies chapter 02 teaches.
+// insideTheInformer takes an informer apart in memory, with the copies
+// of newQueueFIFO's options and processDeltas that chapter 02 teaches.
 func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ *cluster.Cluster, _ cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 4. Inside: a RealFIFO, and processDeltas turning deltas into handler calls.")
 	gates := features.FeatureGates()
 	fmt.Fprintf(out, "  InOrderInformers=%t: newQueueFIFO builds a RealFIFO, not a DeltaFIFO\n", gates.Enabled(features.InOrderInformers))
-	printAtomic(out, gates.Enabled(features.AtomicFIFO))
-
+	if !gates.Enabled(features.AtomicFIFO) { // then one call may queue many deltas, or none
+		fmt.Fprintln(out, "  skipped: with AtomicFIFO off, see 02-deltafifo's step 4")
+		return nil
+	}
+	fmt.Fprintln(out, "  AtomicFIFO=true: a relist or a resync is one delta, not one per object")
 	// !+pop
 	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
 	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(&corev1.ConfigMap{}, cache.MetaNamespaceKeyFunc, store))
 	h := handler{lines: show.NewLines(ctx)}
-	// pop pops the one delta a reflector's call queued (Pop never waits
-	// here) and hands it to processDeltas, with the informer's store.
+	// pop hands the one delta a call queued to processDeltas.
 	pop := func(call string, queued error) error {
 		if queued != nil {
 			return queued
@@ -258,7 +236,7 @@ func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ 
 			popped = deltas.Newest().Type
 			return cachecopy.ProcessDeltas(h, store, deltas, isInInitialList, cache.DeletionHandlingMetaNamespaceKeyFunc)
 		})
-		calls := h.lines.Drain() // the handler ran on this goroutine
+		calls := h.lines.Drain()      // the handler ran on this goroutine
 		if popped == cache.Bookmark { // no handler call: the store learns the resourceVersion
 			calls = []string{"(none) store.LastStoreSyncResourceVersion()=" + store.LastStoreSyncResourceVersion()}
 		}
@@ -266,7 +244,6 @@ func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ 
 		return err
 	}
 	// !-pop
-
 	// A reflector's calls over an informer's life: a list, three watch
 	// events, a bookmark, a resync, a relist after c was deleted unseen.
 	printRowHeading(out)
@@ -297,26 +274,22 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, 3)
+	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	before := c.Requests()
 	printRequests(out, fmt.Sprintf("requests so far: %d", len(before)), before)
-
-	// One SyncAll: an OnUpdate per cached object, in map order. Later
-	// resyncs are not awaited.
+	// One SyncAll: an OnUpdate per cached object, in map order.
 	printSorted(ctx, out, "first resync (order not defined, sorted):", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
 
-// tombstoneAfterOutage stages an outage with the chapter's own client,
-// the same on any cluster: the delete of an object never reaches the
-// informer, and its re-watch is answered 410, so it relists. For the
-// object the list lacks, OnDelete gets a DeletedFinalStateUnknown: its
-// key and the last state cached.
+// tombstoneAfterOutage stages an outage from the client, alike on any
+// cluster: a delete never seen, a 410, a relist. For the object the list
+// lacks, OnDelete gets a DeletedFinalStateUnknown.
 func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
 	h := handler{lines: show.NewLines(ctx)}
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
 		Handler:       h,
@@ -326,7 +299,7 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, 3)
+	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	// One event first: a watch that ends within a second having delivered
 	// nothing is a VeryShortWatchError, and a relist without a 410.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
@@ -334,13 +307,11 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 		return err
 	}
 	printCalls(ctx, out, h.lines, "patch  configmap/web")
-
 	// !+outage
-	// The client holds the bytes of its watch streams, so the delete's
-	// event waits in its transport; ending the stream drops them. The
-	// reflector re-watches from the last resourceVersion it saw, and the
-	// client answers that itself, with the 410 a server gives once that
-	// resourceVersion has left its history.
+	// The client holds its watch streams' bytes: the delete's event waits
+	// in its transport, and ending the stream drops it. The reflector
+	// re-watches from the last resourceVersion it saw; the client answers
+	// with the 410 a server gives once that has left its history.
 	faults := c.Faults()
 	faults.HoldWatches()
 	defer faults.ReleaseWatches() // on errors; released below
@@ -352,10 +323,8 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	faults.ReleaseWatches()
 	// !-outage
 	fmt.Fprintf(out, "  outage, made by this client: watch held; configmap/legacy deleted; %d watch ended, the event never read\n", ended)
-
-	// After the 410 the reflector waits out its backoff (0.8-1.6 s, not
-	// settable through informer options) and relists: one ReplacedAll,
-	// deletions first, then the survivors in map order.
+	// After its backoff (0.8-1.6 s) the reflector relists: one ReplacedAll,
+	// tombstones first, then the survivors in map order.
 	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
 	printNext(ctx, out, h.lines, 1)
 	printSorted(ctx, out, "", h.lines, 2)
@@ -364,8 +333,7 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 }
 
 // sharedHandlers runs a SharedInformer: one cache and one watch for many
-// handlers, each with a registration whose HasSynced can lag the
-// informer's. A handler added late gets the cache as synthetic adds.
+// handlers, each with a registration whose HasSynced can lag the informer's.
 func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 7. SharedInformer: one watch, many handlers, one registration each.")
 	informer := cache.NewSharedInformer(lw, &corev1.ConfigMap{}, 0)
@@ -386,9 +354,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	c.ResetRequests()
 	informers.Go(func() { informer.RunWithContext(ctx) })
 	defer gate.open() // before run stops the informer, which waits for slow
-
-	// Handlers run on goroutines of their own. The informer is synced once
-	// its cache holds the initial list, whether handlers caught up or not.
+	// The informer is synced once its cache is, whatever its handlers do.
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker(), fast.HasSyncedChecker()) {
 		return fmt.Errorf("informer or handler fast not synced: %w", context.Cause(ctx))
 	}
@@ -400,9 +366,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
-	// Two handlers, two objects; no order between handlers: sorted.
-	printSorted(ctx, out, "", lines, 4)
-
+	printSorted(ctx, out, "", lines, 4) // no order between handlers
 	// A late handler is fed from the cache: no request is sent.
 	late, err := informer.AddEventHandler(handler{lines: lines, name: "late"})
 	if err != nil {
@@ -412,7 +376,6 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
 	printSorted(ctx, out, `handler "late" added after sync: synthetic adds from the cache`, lines, 2)
-
 	// A change reaches every handler, each on its own goroutine.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
@@ -423,10 +386,9 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	return nil
 }
 
-// batchesRunAhead holds the handler of a plain informer while three
-// changes queue up behind it. With InOrderInformersBatchProcess on, the
-// informer's loop pops deltas of distinct keys as one batch and writes
-// the whole batch to the store before it makes the batch's handler calls.
+// batchesRunAhead holds a plain informer's handler while changes queue:
+// its loop then pops them as one batch and writes the whole batch to
+// the store before it calls the handler (InOrderInformersBatchProcess).
 func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 8. Batches: a handler can find the store ahead of its own event.")
 	gates := features.FeatureGates()
@@ -457,8 +419,6 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	}
 	printCalls(ctx, out, lines, "patch  configmap/web")
 	queued.Drain() // web, as listed (twice: watch-list) and as patched
-
-	// The handler holds the informer's loop; the reflector goes on.
 	fmt.Fprintln(out, "  the handler holds the informer's loop; meanwhile the reflector queues:")
 	if _, err := cms.Create(ctx, configMap("api", "blue"), metav1.CreateOptions{}); err != nil {
 		return err

@@ -182,15 +182,6 @@ func printTeams(out io.Writer, blue, red []any) {
 	fmt.Fprintf(out, "  ByIndex(\"team\", %-6q) %v\n", "red", names(red))
 }
 
-// printAtomic says what AtomicFIFO changes in step 4's queue.
-func printAtomic(out io.Writer, atomic bool) {
-	if atomic {
-		fmt.Fprintln(out, "  AtomicFIFO=true: a relist or a resync is one delta, not one per object")
-		return
-	}
-	fmt.Fprintln(out, "  AtomicFIFO=false: a relist or a resync is one delta per object (the table below still shows the default RealFIFO)")
-}
-
 // printRowHeading prints the heading of step 4's table.
 func printRowHeading(out io.Writer) {
 	fmt.Fprintf(out, "  %-20s %-12s  %s\n", "reflector calls", "delta popped", "handler calls made by processDeltas")

@@ -87,6 +87,20 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 	}
 }
 
+// TestQueueOptions pins what newQueueFIFO builds with the default gates
+// of v0.37.2.
+func TestQueueOptions(t *testing.T) {
+	o := QueueOptions(&corev1.ConfigMap{}, cache.MetaNamespaceKeyFunc, cache.NewStore(cache.MetaNamespaceKeyFunc))
+	if !o.AtomicEvents || !o.UnlockWhileProcessing ||
+		!o.EmitDeltaTypeBookmark || o.KnownObjects != nil {
+		t.Errorf("options = %+v, want atomic, unlocked, bookmarks, no KnownObjects"+
+			" (is a KUBE_FEATURE_ variable set?)", o)
+	}
+	if o.Name != "RealFIFO *v1.ConfigMap" {
+		t.Errorf("Name = %q, want newQueueFIFO's %q", o.Name, "RealFIFO *v1.ConfigMap")
+	}
+}
+
 // recorder is a handler that renders each call as a line.
 type recorder func(string)
 
