@@ -16,12 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // TestProcessDeltasMatchesInformer pins step 4's claim that the handler
-// calls it prints are an informer's: the chapter's processDeltas
-// (informer.go) is a copy of client-go's, which is unexported. Step 3's
+// calls it prints are an informer's: cachecopy.ProcessDeltas, which
+// process calls, is a copy of client-go's, which is unexported. Step 3's
 // calls are made twice: by a real informer's reflector, fed by a
 // scripted ListerWatcher, and by hand on a RealFIFO whose entries are
 // popped through the copy. Both must make the same handler calls, in the
@@ -37,7 +38,7 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 
 	// By hand, as step 4 does.
 	store := cache.NewStore(podKey)
-	q := cache.NewRealFIFOWithOptions(informerOptions(store))
+	q := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))
 	if err := errors.Join(initialList(q), relist(q), resyncCalls(q)); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 		t.Errorf("handler calls by the chapter's processDeltas:\n  %s\nby an informer:\n  %s",
 			strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
-	if !informerOptions(store).AtomicEvents {
+	if !cachecopy.QueueOptions(Pod{}, podKey, store).AtomicEvents {
 		// Without AtomicFIFO, Resync skips keys with an entry queued,
 		// and what is queued when the informer's timer fires is timing.
 		t.Log("AtomicFIFO is off: resyncs not compared")

@@ -11,10 +11,12 @@
 // Read alongside (client-go v0.37.2): tools/cache/delta_fifo.go,
 // tools/cache/fifo.go (Queue, PopProcessFunc, ErrFIFOClosed),
 // tools/cache/the_real_fifo.go and tools/cache/controller.go
-// (newQueueFIFO, processDeltas). This file drives the queues;
-// informer.go does with each popped entry what an informer does;
-// pod.go holds the object queued and its key; observe.go only shows
-// the queues at work (a tap, the formatting) and guards them.
+// (newQueueFIFO, processDeltas). This file drives the queues and,
+// in process, does with each popped entry what an informer does;
+// internal/cachecopy holds the copies of newQueueFIFO's options and of
+// processDeltas, which client-go does not export; pod.go holds the
+// object queued and its key; observe.go only shows the queues at work
+// (a tap, the formatting) and guards them.
 package main
 
 import (
@@ -23,9 +25,9 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
@@ -71,7 +73,7 @@ func tutorial(ctx context.Context, out io.Writer) error {
 	// DeltaFIFO has no Len or List any more, so we pop the count we
 	// know: a fourth Pop would block until someone Adds or Closes.
 	// process applies each entry to store and calls h, as an informer
-	// does (informer.go).
+	// does (below).
 	store := cache.NewStore(podKey)
 	for range 3 {
 		if _, err := q.Pop(process(store, h)); err != nil {
@@ -266,7 +268,7 @@ func bookmark(q cache.Queue, rv string) error {
 // feature gates. The same calls as steps 1 to 3 go in.
 func realFIFO(ctx context.Context, out io.Writer) error {
 	fmt.Fprintln(out, "\nStep 4. RealFIFO, built the way informers build it in v0.37")
-	opts := informerOptions(cache.NewStore(podKey))
+	opts := cachecopy.QueueOptions(Pod{}, podKey, cache.NewStore(podKey))
 	printOptions(out, opts)
 
 	// RealFIFO is a log: one entry per call, popped in call order, no
@@ -293,7 +295,7 @@ func realFIFO(ctx context.Context, out io.Writer) error {
 		initialPops, relistPops, resyncPops = 3, 4, 2
 	}
 	store := cache.NewStore(podKey)
-	fifo := cache.NewRealFIFOWithOptions(informerOptions(store))
+	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))
 	defer guard(ctx, fifo)()
 	q, h := tap(out, fifo)
 	fmt.Fprintf(out, "  HasSynced=%v\n", q.HasSynced())
@@ -327,38 +329,29 @@ func realFIFO(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// !+informerOptions
-// informerOptions are the RealFIFOOptions newQueueFIFO picks in
-// controller.go (v0.37.2, L1063-1093), read from the same gates.
-// Only the key function differs (informers use MetaNamespaceKeyFunc),
-// and there is no logger, transform or metrics to pass on.
-func informerOptions(store cache.Store) cache.RealFIFOOptions {
-	gates := features.FeatureGates()
-	opts := cache.RealFIFOOptions{
-		Name:        "RealFIFO main.Pod",
-		KeyFunction: podKey,
+// !+process
+// process is the PopProcessFunc an informer hands its queue (the
+// Process function newInformer gives its controller, controller.go
+// L1042-L1048): it applies each popped entry to the informer's store
+// and calls the event handler, in processDeltas. client-go does not
+// export processDeltas: cachecopy.ProcessDeltas is a copy of it.
+func process(store cache.Store, h cache.ResourceEventHandler) cache.PopProcessFunc {
+	return func(obj any, isInInitialList bool) error {
+		deltas, ok := obj.(cache.Deltas)
+		if !ok {
+			return fmt.Errorf("popped %T, not cache.Deltas", obj)
+		}
+		return cachecopy.ProcessDeltas(h, store, deltas, isInInitialList, podKey)
 	}
-	if gates.Enabled(features.AtomicFIFO) {
-		// Atomic events forbid KnownObjects: the FIFO may release its
-		// lock while the consumer works, so it must not read the
-		// consumer's store.
-		unlock := gates.Enabled(features.UnlockWhileProcessingFIFO)
-		opts.AtomicEvents = true
-		opts.UnlockWhileProcessing = unlock
-		opts.EmitDeltaTypeBookmark = true
-	} else {
-		opts.KnownObjects = store
-	}
-	return opts
 }
 
-// !-informerOptions
+// !-process
 
 // replay makes calls on a fresh RealFIFO built as informers build it,
 // without printing them, then pops n entries.
 func replay(ctx context.Context, out io.Writer, calls func(cache.Queue) error, n int) error {
 	store := cache.NewStore(podKey)
-	fifo := cache.NewRealFIFOWithOptions(informerOptions(store))
+	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))
 	defer guard(ctx, fifo)()
 	if err := calls(fifo); err != nil {
 		return err
@@ -386,7 +379,7 @@ func closing(_ context.Context, out io.Writer) error {
 		{"DeltaFIFO", cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
 			KeyFunction: podKey,
 		})},
-		{"RealFIFO", cache.NewRealFIFOWithOptions(informerOptions(store))},
+		{"RealFIFO", cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))},
 	} {
 		fmt.Fprintf(out, "  %s:\n", f.name)
 		q, h := tap(out, f.fifo)

@@ -155,8 +155,8 @@ func (l handlerLog) OnUpdate(old, obj any) {
 
 func (l handlerLog) OnDelete(obj any) { l("OnDelete " + describe(obj)) }
 
-// printOptions prints the feature gates informerOptions reads, and the
-// RealFIFOOptions it chose from them.
+// printOptions prints the feature gates cachecopy.QueueOptions reads,
+// and the RealFIFOOptions it chose from them.
 func printOptions(out io.Writer, opts cache.RealFIFOOptions) {
 	gates := features.FeatureGates()
 	fmt.Fprintf(out, "  gates:   InOrderInformers=%v AtomicFIFO=%v UnlockWhileProcessingFIFO=%v\n",

@@ -315,17 +315,6 @@ func TestRealFIFOAtomicEntries(t *testing.T) {
 	assertEmpty(t, q)
 }
 
-// TestInformerOptions pins what newQueueFIFO builds with the default
-// gates of v0.37.2.
-func TestInformerOptions(t *testing.T) {
-	o := informerOptions(cache.NewStore(podKey))
-	if !o.AtomicEvents || !o.UnlockWhileProcessing ||
-		!o.EmitDeltaTypeBookmark || o.KnownObjects != nil {
-		t.Errorf("options = %+v, want atomic, unlocked, bookmarks, no KnownObjects"+
-			" (is a KUBE_FEATURE_ variable set?)", o)
-	}
-}
-
 func TestPopOnClosedEmptyQueueReturns(t *testing.T) {
 	for name, q := range map[string]cache.Queue{
 		"DeltaFIFO": newDeltaFIFO(nil, true),

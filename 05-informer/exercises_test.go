@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -60,15 +62,10 @@ func TestExercise1DeletedConfigMap(t *testing.T) {
 		}
 	}
 
-	// Step 4's machine: a RealFIFO and processDelta. The relist to [a]
+	// Step 4's machine: a RealFIFO and processDeltas. The relist to []
 	// misses b, deleted meanwhile: OnDelete gets a tombstone.
-	fifo := cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
-		KeyFunction:           cache.MetaNamespaceKeyFunc,
-		AtomicEvents:          true,
-		UnlockWhileProcessing: true,
-		EmitDeltaTypeBookmark: true,
-	})
 	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(&corev1.ConfigMap{}, cache.MetaNamespaceKeyFunc, store))
 	var got []string
 	h := cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 		key, last, err := deletedConfigMap(obj)
@@ -83,7 +80,7 @@ func TestExercise1DeletedConfigMap(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := fifo.Pop(func(obj any, initial bool) error {
-			return processDelta(obj.(cache.Deltas)[0], store, h, initial)
+			return cachecopy.ProcessDeltas(h, store, obj.(cache.Deltas), initial, cache.DeletionHandlingMetaNamespaceKeyFunc)
 		}); err != nil {
 			t.Fatal(err)
 		}

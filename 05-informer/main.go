@@ -1,70 +1,70 @@
 // Chapter 05-informer: the informer, assembled.
 //
-// An informer is chapters 01-04 put together: a ListerWatcher feeds a
-// reflector, the reflector feeds a RealFIFO (in v0.37, not a DeltaFIFO),
-// and processDeltas turns each delta it pops into a Store write and a
-// handler call. The chapter builds informers three ways, looks inside,
-// shows that a resync is not a relist, meets the tombstone an outage
-// leaves, runs a SharedInformer whose handlers each sync on their own, and
-// catches the store ahead of a handler when deltas are popped in batches.
+// A reflector feeds a RealFIFO, and processDeltas turns each delta it
+// pops into a Store write and a handler call: informers built three ways,
+// taken apart, resynced, relisted after an outage, shared, and batched.
 //
 // Read alongside (client-go v0.37.2): tools/cache/controller.go,
-// shared_informer.go, the_real_fifo.go, reflector.go. Step 4, which runs
-// in memory with a copy of processDeltas, is in inside.go; observe.go holds
+// shared_informer.go, the_real_fifo.go, reflector.go. observe.go holds
 // what only shows the informers at work (the reporting handler, printing).
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 func main() { cluster.Main("05-informer", run) }
 
-// run is the chapter, one step after another. The ConfigMaps it creates
-// carry on from one step to the next.
+// run is the chapter, one step after another, on the same ConfigMaps.
+// Every informer of a step runs on informers, in the step's ctx.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// One ListerWatcher for every informer: the chapter's ConfigMaps, by
 	// label (a real namespace holds others, such as kube-root-ca.crt).
 	lw := cache.NewFilteredListWatchFromClient(c.Client.CoreV1().RESTClient(), "configmaps", c.Namespace,
 		func(o *metav1.ListOptions) { o.LabelSelector = cluster.OwnSelector })
-	for i, step := range []func(context.Context, io.Writer, *cluster.Cluster, cache.ListerWatcher) error{
+	for _, step := range []func(context.Context, *sync.WaitGroup, io.Writer, *cluster.Cluster, cache.ListerWatcher) error{
 		storeAndController, customIndex, transformTrims, insideTheInformer,
 		resyncIsNotRelist, tombstoneAfterOutage, sharedHandlers, batchesRunAhead,
 	} {
-		if i > 0 {
-			fmt.Fprintln(out)
-		}
-		if err := step(ctx, out, c, lw); err != nil {
-			return err
-		}
+		// Cancel, then Wait: every RunWithContext has returned, and no
+		// handler call outlives its step.
+		stepCtx, stop := context.WithCancel(ctx)
+		var informers sync.WaitGroup
+		err := step(stepCtx, &informers, out, c, lw)
+		stop()
+		informers.Wait()
 		// A step's awaits return early once ctx ends: say why it ended.
-		if err := context.Cause(ctx); err != nil {
+		if err := cmp.Or(err, context.Cause(ctx)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// storeAndController is NewInformer, the constructor most tutorials show:
-// a Store (the cache), a Controller (the loop that fills it) and one
-// ResourceEventHandler called for every change it applies.
-func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+// storeAndController is NewInformer, as most tutorials show it: a Store
+// (the cache), a Controller (the loop that fills it) and a handler.
+func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "Step 1. NewInformer: a Store, a Controller and a ResourceEventHandler.")
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	web, err := cms.Create(ctx, configMap("web", "blue"), metav1.CreateOptions{})
@@ -82,22 +82,18 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	// Its handler runs on the informer's goroutine.
 	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformer(lw, &corev1.ConfigMap{}, 0, h)
-	defer start(ctx, ctrl.RunWithContext)() // go ctrl.RunWithContext(ctx)
+	informers.Go(func() { ctrl.RunWithContext(ctx) }) // until ctx ends
 
 	// HasSyncedChecker is done once the initial list has been handed to
-	// the handler, its OnAdd calls included. WaitFor waits on a channel;
-	// cache.WaitForCacheSync would poll every 100ms.
+	// the handler, its OnAdd calls included. WaitFor waits on a channel
+	// (WaitForCacheSync polls); it is false only if ctx ended first.
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
-	// The initial list came as one ReplacedAll delta, in no defined order.
-	fmt.Fprintln(out, "  initial list (order not defined, sorted):")
-	printSorted(ctx, out, h.lines, 2)
-	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), sortedKeys(store))
-
-	// Live changes, each awaited before the next: the output keeps order.
-	fmt.Fprintln(out, "  live changes, each awaited:")
+	printSorted(ctx, out, "initial list (order not defined, sorted):", h.lines, len(store.ListKeys()))
+	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
+	fmt.Fprintln(out, "  live changes, each awaited:") // so the output keeps their order
 	if _, err := cms.Create(ctx, configMap("cache", "blue"), metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -110,17 +106,16 @@ func storeAndController(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 		return err
 	}
 	printCalls(ctx, out, h.lines, "delete configmap/db")
-	fmt.Fprintf(out, "  store keys %v\n", sortedKeys(store))
+	fmt.Fprintf(out, "  store keys %v\n", slices.Sorted(slices.Values(store.ListKeys())))
 	return nil
 }
 
 // customIndex is NewIndexerInformer: the same over an Indexer with a
-// custom index, kept current as objects change: ByIndex answers from memory.
-func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, `Step 2. NewIndexerInformer: an Indexer with a custom "team" index.`)
-	// An IndexFunc must not fail (the store panics on an error): an
-	// object without the label simply has no index value.
-	byTeam := func(obj any) ([]string, error) {
+// custom index, kept current as objects change; ByIndex answers from memory.
+func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintf(out, "\n%s\n", `Step 2. NewIndexerInformer: an Indexer with a custom "team" index.`)
+	// An IndexFunc must not fail (the store panics): no label, no value.
+	var byTeam cache.IndexFunc = func(obj any) ([]string, error) {
 		if m, err := meta.Accessor(obj); err == nil && m.GetLabels()["team"] != "" {
 			return []string{m.GetLabels()["team"]}, nil
 		}
@@ -128,36 +123,41 @@ func customIndex(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cach
 	}
 	h := handler{lines: show.NewLines(ctx)}
 	indexer, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, h, cache.Indexers{"team": byTeam})
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 2)
-	query := func() error {
-		for _, team := range []string{"blue", "red"} {
-			objs, err := indexer.ByIndex("team", team)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "  ByIndex(\"team\", %-6q) %v\n", team, names(objs))
-		}
-		return nil
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	if err := query(); err != nil {
+	printInitialList(ctx, out, h.lines, len(indexer.ListKeys()))
+	blue, err := indexer.ByIndex("team", "blue")
+	if err != nil {
 		return err
 	}
+	red, err := indexer.ByIndex("team", "red")
+	if err != nil {
+		return err
+	}
+	printTeams(out, blue, red)
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "cache", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"red"}}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	printCalls(ctx, out, h.lines, "patch  configmap/cache team=red")
-	return query()
+	if blue, err = indexer.ByIndex("team", "blue"); err != nil {
+		return err
+	}
+	if red, err = indexer.ByIndex("team", "red"); err != nil {
+		return err
+	}
+	printTeams(out, blue, red)
+	return nil
 }
 
-// lastApplied is kubectl's full copy of an object, often most of it.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration" // kubectl's copy of the object
 
 // transformTrims is NewInformerWithOptions, which the deprecated
 // constructors call, with a Transform that drops what is never read.
-func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 3. NewInformerWithOptions with a Transform that trims objects.")
+func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 3. NewInformerWithOptions with a Transform that trims objects.")
 	legacy := configMap("legacy", "red")
 	legacy.Annotations = map[string]string{lastApplied: `{"apiVersion":"v1","data":{"mode":"v1"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"legacy"}}`}
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
@@ -166,17 +166,12 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 		return err
 	}
 	fmt.Fprintf(out, "  created %s with annotation %s\n", describe(created), lastApplied)
-
 	// A Transform may change the object in place but must be idempotent:
 	// with watch-list, initial objects pass through it twice.
-	trim := func(obj any) (any, error) {
+	var trim cache.TransformFunc = func(obj any) (any, error) {
 		if m, err := meta.Accessor(obj); err == nil {
 			m.SetManagedFields(nil)
-			a := m.GetAnnotations()
-			delete(a, lastApplied)
-			if len(a) == 0 {
-				m.SetAnnotations(nil)
-			}
+			delete(m.GetAnnotations(), lastApplied)
 		}
 		return obj, nil
 	}
@@ -188,110 +183,159 @@ func transformTrims(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 		Handler:       h,
 		Transform:     counted(&calls, trim), // counts its calls
 	})
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
+	}
+	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  the Transform ran %d times for 3 objects (watch-list buffer, then RealFIFO)\n", calls.Load())
-
 	// The server keeps the annotation and managedFields; the cache does not.
 	onServer, err := cms.Get(ctx, "legacy", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	cached, _, err := store.GetByKey(c.Namespace + "/legacy")
+	cached, exists, err := store.GetByKey(c.Namespace + "/legacy")
+	if err != nil {
+		return err
+	}
 	cm, ok := cached.(*corev1.ConfigMap)
-	if err != nil || !ok {
-		return fmt.Errorf("configmap/legacy is not in the cache (%v)", err)
+	if !exists || !ok {
+		return errors.New("configmap/legacy is not in the cache")
 	}
 	fmt.Fprintf(out, "  server (GET): annotations %v\n", slices.Sorted(maps.Keys(onServer.Annotations)))
 	fmt.Fprintf(out, "  cache:        annotations %v, managedFields %d\n", slices.Sorted(maps.Keys(cm.Annotations)), len(cm.ManagedFields))
 	return nil
 }
 
-// resyncPeriod is short: no informer option takes a fake clock in v0.37.
-// (Step 5's heading says 100ms: change both together.)
-const resyncPeriod = 100 * time.Millisecond
+// insideTheInformer takes an informer apart in memory, with the copies
+// of newQueueFIFO's options and processDeltas that chapter 02 teaches.
+func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ *cluster.Cluster, _ cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 4. Inside: a RealFIFO, and processDeltas turning deltas into handler calls.")
+	gates := features.FeatureGates()
+	fmt.Fprintf(out, "  InOrderInformers=%t: newQueueFIFO builds a RealFIFO, not a DeltaFIFO\n", gates.Enabled(features.InOrderInformers))
+	if !gates.Enabled(features.AtomicFIFO) { // then one call may queue many deltas, or none
+		fmt.Fprintln(out, "  skipped: with AtomicFIFO off, see 02-deltafifo's step 4")
+		return nil
+	}
+	fmt.Fprintln(out, "  AtomicFIFO=true: a relist or a resync is one delta, not one per object")
+	// !+pop
+	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(&corev1.ConfigMap{}, cache.MetaNamespaceKeyFunc, store))
+	h := handler{lines: show.NewLines(ctx)}
+	// pop hands the one delta a call queued to processDeltas.
+	pop := func(call string, queued error) error {
+		if queued != nil {
+			return queued
+		}
+		var popped cache.DeltaType
+		_, err := fifo.Pop(func(obj any, isInInitialList bool) error {
+			deltas, ok := obj.(cache.Deltas)
+			if !ok {
+				return fmt.Errorf("popped %T, not cache.Deltas", obj)
+			}
+			popped = deltas.Newest().Type
+			return cachecopy.ProcessDeltas(h, store, deltas, isInInitialList, cache.DeletionHandlingMetaNamespaceKeyFunc)
+		})
+		calls := h.lines.Drain()      // the handler ran on this goroutine
+		if popped == cache.Bookmark { // no handler call: the store learns the resourceVersion
+			calls = []string{"(none) store.LastStoreSyncResourceVersion()=" + store.LastStoreSyncResourceVersion()}
+		}
+		printRow(out, call, popped, calls)
+		return err
+	}
+	// !-pop
+	// A reflector's calls over an informer's life: a list, three watch
+	// events, a bookmark, a resync, a relist after c was deleted unseen.
+	printRowHeading(out)
+	return errors.Join(
+		pop(`Replace([a b], "11")`, fifo.Replace([]any{demo("a", "10"), demo("b", "11")}, "11")),
+		pop("Add(c)", fifo.Add(demo("c", "12"))),
+		pop("Update(a)", fifo.Update(demo("a", "13"))),
+		pop("Delete(b)", fifo.Delete(demo("b", "14"))),
+		pop(`Bookmark("15")`, fifo.Bookmark("15")),
+		pop("Resync()", fifo.Resync()),
+		pop(`Replace([a], "16")`, fifo.Replace([]any{demo("a", "13")}, "16")),
+	)
+}
 
 // resyncIsNotRelist gives an informer a ResyncPeriod: it replays its cache
 // as OnUpdate(obj, obj), the very same object, and asks the server nothing.
-func resyncIsNotRelist(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 5. Resync is not relist: ResyncPeriod=100ms replays the cache.")
+func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 5. Resync is not relist: ResyncPeriod=100ms replays the cache.")
 	h := handler{lines: show.NewLines(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
 		Handler:       h,
-		ResyncPeriod:  resyncPeriod,
+		ResyncPeriod:  100 * time.Millisecond, // short: no option takes a fake clock
 	})
 	c.ResetRequests()
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
+	}
+	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	before := c.Requests()
-	fmt.Fprintf(out, "  requests so far: %d\n", len(before))
-	printRequests(out, before)
-
-	// One SyncAll: an OnUpdate per cached object, in map order. Later
-	// resyncs are not awaited.
-	fmt.Fprintln(out, "  first resync (order not defined, sorted):")
-	printSorted(ctx, out, h.lines, len(store.ListKeys()))
+	printRequests(out, fmt.Sprintf("requests so far: %d", len(before)), before)
+	// One SyncAll: an OnUpdate per cached object, in map order.
+	printSorted(ctx, out, "first resync (order not defined, sorted):", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
 
-// tombstoneAfterOutage stages an outage: the watch dropped and held, an
-// object deleted, history compacted, so the re-watch gets 410 and the
-// informer relists. For the object the list lacks, OnDelete gets a
-// DeletedFinalStateUnknown: its key and the last state cached.
-func tombstoneAfterOutage(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
-	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
-	if !c.Embedded() {
-		// Delete the object anyway: step 7 starts from the same state.
-		fmt.Fprintln(out, "  skipped on a real cluster: kube-apiserver cannot be made to compact its watch cache on demand")
-		return cms.Delete(ctx, "legacy", metav1.DeleteOptions{})
-	}
+// tombstoneAfterOutage stages an outage from the client, alike on any
+// cluster: a delete never seen, a 410, a relist. For the object the list
+// lacks, OnDelete gets a DeletedFinalStateUnknown.
+func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
 	h := handler{lines: show.NewLines(ctx)}
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
 		Handler:       h,
 	})
 	c.ResetRequests()
-	defer start(ctx, ctrl.RunWithContext)()
-	printSynced(ctx, out, h.lines, ctrl.HasSyncedChecker(), 3)
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
+	}
+	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	// One event first: a watch that ends within a second having delivered
 	// nothing is a VeryShortWatchError, and a relist without a 410.
+	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v3"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	printCalls(ctx, out, h.lines, "patch  configmap/web")
-
-	// Held first: the reflector's re-watch waits at the server until all
-	// below has happened, so it never sees the delete, only the 410.
-	c.Server.HoldWatches()
-	defer c.Server.ReleaseWatches() // on errors; released below
-	c.Server.DropWatches()
+	// !+outage
+	// The client holds its watch streams' bytes: the delete's event waits
+	// in its transport, and ending the stream drops it. The reflector
+	// re-watches from the last resourceVersion it saw; the client answers
+	// with the 410 a server gives once that has left its history.
+	faults := c.Faults()
+	faults.HoldWatches()
+	defer faults.ReleaseWatches() // on errors; released below
+	faults.Answer(isRewatch, apierrors.NewResourceExpired("too old resource version"))
 	if err := cms.Delete(ctx, "legacy", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  outage: watch dropped and held; configmap/legacy deleted; history compacted to rv=%s\n", c.Server.CompactHistory())
-	c.Server.ReleaseWatches()
-
-	// After the 410 the reflector waits out its backoff (0.8-1.6 s, not
-	// settable through informer options) and relists: one ReplacedAll,
-	// deletions first, then the survivors in map order.
-	fmt.Fprintln(out, "  released: the re-watch gets 410 Expired; after its backoff the reflector relists")
+	ended := faults.EndWatches()
+	faults.ReleaseWatches()
+	// !-outage
+	fmt.Fprintf(out, "  outage, made by this client: watch held; configmap/legacy deleted; %d watch ended, the event never read\n", ended)
+	// After its backoff (0.8-1.6 s) the reflector relists: one ReplacedAll,
+	// tombstones first, then the survivors in map order.
+	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
 	printNext(ctx, out, h.lines, 1)
-	printSorted(ctx, out, h.lines, 2)
-	fmt.Fprintln(out, "  the informer's requests:")
-	printRequests(out, c.Requests())
+	printSorted(ctx, out, "", h.lines, 2)
+	printRequests(out, "the informer's requests:", c.Requests())
 	return nil
 }
 
 // sharedHandlers runs a SharedInformer: one cache and one watch for many
-// handlers, each with a registration whose HasSynced can lag the
-// informer's. A handler added late gets the cache as synthetic adds.
-func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 7. SharedInformer: one watch, many handlers, one registration each.")
+// handlers, each with a registration whose HasSynced can lag the informer's.
+func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 7. SharedInformer: one watch, many handlers, one registration each.")
 	informer := cache.NewSharedInformer(lw, &corev1.ConfigMap{}, 0)
 	lines := show.NewLines(ctx)
 	// !+registrations
@@ -308,53 +352,45 @@ func sharedHandlers(ctx context.Context, out io.Writer, c *cluster.Cluster, lw c
 	// !-registrations
 	fmt.Fprintln(out, `  handlers "fast" and "slow" added before Run; slow's first OnAdd waits for a gate`)
 	c.ResetRequests()
-	defer start(ctx, informer.RunWithContext)()
-	defer gate.open() // runs first: stopping the informer waits for slow
-
-	// Handlers run on goroutines of their own. The informer is synced once
-	// its cache holds the initial list, whether handlers caught up or not.
+	informers.Go(func() { informer.RunWithContext(ctx) })
+	defer gate.open() // before run stops the informer, which waits for slow
+	// The informer is synced once its cache is, whatever its handlers do.
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker(), fast.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("informer or handler fast not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  informer.HasSynced() %t\n", informer.HasSynced())
 	fmt.Fprintf(out, "  fast: registration.HasSynced() %t\n", fast.HasSynced())
 	fmt.Fprintf(out, "  slow: registration.HasSynced() %t (still inside its first OnAdd)\n", slow.HasSynced())
 	gate.open()
 	if !cache.WaitFor(ctx, "", slow.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
-	// Two handlers, two objects; no order between handlers: sorted.
-	printSorted(ctx, out, lines, 4)
-
+	printSorted(ctx, out, "", lines, 4) // no order between handlers
 	// A late handler is fed from the cache: no request is sent.
 	late, err := informer.AddEventHandler(handler{lines: lines, name: "late"})
 	if err != nil {
 		return err
 	}
 	if !cache.WaitFor(ctx, "", late.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
-	fmt.Fprintln(out, `  handler "late" added after sync: synthetic adds from the cache`)
-	printSorted(ctx, out, lines, 2)
-
+	printSorted(ctx, out, `handler "late" added after sync: synthetic adds from the cache`, lines, 2)
 	// A change reaches every handler, each on its own goroutine.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "  delete configmap/cache:")
-	printSorted(ctx, out, lines, 3)
+	printSorted(ctx, out, "delete configmap/cache:", lines, 3)
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))
 	return nil
 }
 
-// batchesRunAhead holds the handler of a plain informer while three
-// changes queue up behind it. With InOrderInformersBatchProcess on, the
-// informer's loop pops deltas of distinct keys as one batch and writes
-// the whole batch to the store before it makes the batch's handler calls.
-func batchesRunAhead(ctx context.Context, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "Step 8. Batches: a handler can find the store ahead of its own event.")
+// batchesRunAhead holds a plain informer's handler while changes queue:
+// its loop then pops them as one batch and writes the whole batch to
+// the store before it calls the handler (InOrderInformersBatchProcess).
+func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
+	fmt.Fprintln(out, "\nStep 8. Batches: a handler can find the store ahead of its own event.")
 	gates := features.FeatureGates()
 	if !gates.Enabled(features.AtomicFIFO) || !gates.Enabled(features.UnlockWhileProcessingFIFO) {
 		fmt.Fprintln(out, "  skipped: with AtomicFIFO or UnlockWhileProcessingFIFO off, the RealFIFO stays locked while a handler runs")
@@ -371,10 +407,10 @@ func batchesRunAhead(ctx context.Context, out io.Writer, c *cluster.Cluster, lw 
 	})
 	h.store = store // each handler call also reports what the store holds
 	// !-batch
-	defer start(ctx, ctrl.RunWithContext)()
-	defer h.gate.open() // runs first: stopping the informer waits for h
+	informers.Go(func() { ctrl.RunWithContext(ctx) })
+	defer h.gate.open() // before run stops the informer, which waits for h
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
-		return context.Cause(ctx)
+		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	printNext(ctx, out, lines, 1)
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
@@ -383,8 +419,6 @@ func batchesRunAhead(ctx context.Context, out io.Writer, c *cluster.Cluster, lw 
 	}
 	printCalls(ctx, out, lines, "patch  configmap/web")
 	queued.Drain() // web, as listed (twice: watch-list) and as patched
-
-	// The handler holds the informer's loop; the reflector goes on.
 	fmt.Fprintln(out, "  the handler holds the informer's loop; meanwhile the reflector queues:")
 	if _, err := cms.Create(ctx, configMap("api", "blue"), metav1.CreateOptions{}); err != nil {
 		return err

@@ -1,10 +1,10 @@
 package main
 
 // What the chapter needs to *show* its informers at work, and nothing of
-// what it teaches: a handler that reports each call as a line, a handler
-// held at a gate, a goroutine to run an informer on, and the formatting
-// of objects, stores and requests. The informers themselves, and every
-// client-go call they are built from, are in main.go.
+// what it teaches: a handler that reports each call as a line, handlers
+// held at a gate, and the formatting of handler calls, objects and
+// requests. The informers themselves, and every client-go call they are
+// built from, are in main.go.
 
 import (
 	"context"
@@ -126,27 +126,17 @@ func newGate() *gate { return &gate{opened: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.opened) }) }
 
-// start runs an informer (its RunWithContext) on a goroutine of its own,
-// as `go informer.RunWithContext(ctx)` would. The stop it returns cancels
-// the informer and waits until Run has returned, so that no handler call
-// outlives the step: `defer start(ctx, informer.RunWithContext)()`.
-func start(ctx context.Context, run func(context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { run(ctx) })
-	return func() {
-		cancel()
-		wg.Wait()
-	}
+// isRewatch picks, among the requests of step 6, the reflector's re-watch
+// after its stream ended: a watch from a resourceVersion, not a
+// watch-list (sendInitialEvents) as the first sync and the relist are.
+func isRewatch(r apiserver.Request) bool {
+	return r.Verb == "watch" && r.Query.Get("sendInitialEvents") == ""
 }
 
-// printSynced waits until synced is done, then awaits the n handler
-// calls of the initial list and says so in one line, if they are all
-// OnAdd with isInInitialList=true; if not, it prints them.
-func printSynced(ctx context.Context, out io.Writer, lines *show.Lines, synced cache.DoneChecker, n int) {
-	if !cache.WaitFor(ctx, "", synced) {
-		return
-	}
+// printInitialList awaits the n handler calls of the initial list and
+// says so in one line, if they are all OnAdd with isInInitialList=true;
+// if not, it prints them.
+func printInitialList(ctx context.Context, out io.Writer, lines *show.Lines, n int) {
 	got, _ := lines.Await(ctx, n)
 	for _, line := range got {
 		if !strings.HasPrefix(line, "OnAdd ") || !strings.HasSuffix(line, "isInInitialList=true") {
@@ -176,16 +166,42 @@ func printNext(ctx context.Context, out io.Writer, lines *show.Lines, n int) {
 	show.Print(out, "  ", got)
 }
 
-// printSorted awaits the next n lines and prints them sorted: for calls
-// whose order client-go does not define.
-func printSorted(ctx context.Context, out io.Writer, lines *show.Lines, n int) {
+// printSorted awaits the next n lines and prints them sorted, under
+// title if there is one: for calls whose order client-go does not define.
+func printSorted(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
 	got, _ := lines.AwaitSorted(ctx, n)
+	if title != "" {
+		fmt.Fprintf(out, "  %s\n", title)
+	}
 	show.Print(out, "  ", got)
+}
+
+// printTeams prints what step 2's two ByIndex calls returned.
+func printTeams(out io.Writer, blue, red []any) {
+	fmt.Fprintf(out, "  ByIndex(\"team\", %-6q) %v\n", "blue", names(blue))
+	fmt.Fprintf(out, "  ByIndex(\"team\", %-6q) %v\n", "red", names(red))
+}
+
+// printRowHeading prints the heading of step 4's table.
+func printRowHeading(out io.Writer) {
+	fmt.Fprintf(out, "  %-20s %-12s  %s\n", "reflector calls", "delta popped", "handler calls made by processDeltas")
 }
 
 // printRow prints one row of step 4's table: a reflector call, the
 // delta it queued, and the handler calls that processDeltas made of it.
+// processDeltas walks the store's map for a SyncAll and for the
+// tombstones of a ReplacedAll: those calls are sorted.
 func printRow(out io.Writer, call string, popped cache.DeltaType, calls []string) {
+	switch popped {
+	case cache.SyncAll:
+		slices.Sort(calls)
+	case cache.ReplacedAll:
+		deletes := 0
+		for deletes < len(calls) && strings.HasPrefix(calls[deletes], "OnDelete") {
+			deletes++
+		}
+		slices.Sort(calls[:deletes])
+	}
 	for i, line := range calls {
 		left := fmt.Sprintf("%-20s %-12s", call, popped)
 		if i > 0 {
@@ -195,9 +211,11 @@ func printRow(out io.Writer, call string, popped cache.DeltaType, calls []string
 	}
 }
 
-// printRequests prints the list and watch requests short: the resource
-// for the path, and without the label selector every one of them carries.
-func printRequests(out io.Writer, reqs []apiserver.Request) {
+// printRequests prints title, then the list and watch requests short:
+// the resource for the path, and without the label selector every one of
+// them carries.
+func printRequests(out io.Writer, title string, reqs []apiserver.Request) {
+	fmt.Fprintf(out, "  %s\n", title)
 	for _, r := range listsAndWatches(reqs) {
 		r.Path = path.Base(r.Path)
 		r.Query = maps.Clone(r.Query)
@@ -243,11 +261,6 @@ func names(objs []any) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// sortedKeys returns the store's keys, sorted: ListKeys walks a map.
-func sortedKeys(store cache.Store) []string {
-	return slices.Sorted(slices.Values(store.ListKeys()))
 }
 
 // counted wraps a Transform and counts its calls in n (step 3), so that

@@ -104,8 +104,10 @@ func AssertQuoted(t testing.TB, name string) {
 // before it and `// !-name` after it; its text is the lines between,
 // without the marker lines of regions nested in it, and without the
 // indentation (tabs) that all its lines share; trailing blank lines
-// are not compared.
-func AssertCodeQuoted(t testing.TB) {
+// are not compared. A region may also come from one of the folders in
+// also: a package in internal/ holding what the chapter teaches and a
+// later chapter reuses (internal/cachecopy).
+func AssertCodeQuoted(t testing.TB, also ...string) {
 	t.Helper()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -114,6 +116,15 @@ func AssertCodeQuoted(t testing.TB) {
 	regions, err := Regions(".")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, dir := range also {
+		more, err := Regions(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range more {
+			regions[dir+":"+name] = r
+		}
 	}
 	const open, fence = "```go\n", "```"
 	rest := string(readme)
