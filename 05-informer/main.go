@@ -315,7 +315,7 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	faults := c.Faults()
 	faults.HoldWatches()
 	defer faults.ReleaseWatches() // on errors; released below
-	faults.Answer(isRewatch, apierrors.NewResourceExpired("too old resource version"))
+	faults.AnswerWatch(isRewatch, apierrors.NewResourceExpired("too old resource version"))
 	if err := cms.Delete(ctx, "legacy", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
