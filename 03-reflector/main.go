@@ -326,13 +326,13 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 	if err != nil {
 		return err
 	}
+	// While it waits, its resourceVersion is the one it resumes from.
+	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s\n", p.reflector.LastSyncResourceVersion())
 	if err := setRunning(ctx, c, "web-4"); err != nil {
 		return err
 	}
 	p.clock.Step(delay)
 	// !-answer429
-	// While it waits, its resourceVersion is the one it resumes from.
-	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s\n", p.reflector.LastSyncResourceVersion())
 	fmt.Fprintf(out, "  reflector backs off %s on its clock; meanwhile: set web-4 Running\n", delay)
 	// The stream's end, the 429, the resume: web-4's change, replayed.
 	if err := p.printRequestsAndNext(ctx, out, c, 4, 1); err != nil {
