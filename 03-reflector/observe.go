@@ -118,7 +118,7 @@ func (w *window) holdWatch(out io.Writer, c *cluster.Cluster, change string) {
 // answer makes the reflector do: after a 429 it backs off on its clock,
 // which the step moves, so the clock expects that wait; after a 410 it
 // relists, which arms a new resync timer, so the clock forgets the old
-// one, and step 7 waits for the new.
+// one, and step 6 waits for the new.
 func (p *pipeline) endWatch(out io.Writer, c *cluster.Cluster,
 	answer *apierrors.StatusError, why string) {
 	faults := c.Faults()

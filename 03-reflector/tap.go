@@ -120,8 +120,9 @@ func (w *tappedWatch) forward(report func(watch.Event), ended func()) {
 // tappedClock is a fake clock for the reflector that also says when the
 // reflector uses it for one of two things:
 //   - NewTimer arms the resync timer: that is the only timer a reflector
-//     makes with NewTimer (reflector.go resyncChan). Step 7 waits for
-//     it, then steps the clock, instead of sleeping for the resync period.
+//     makes with NewTimer (reflector.go resyncChan). Step 6 waits for
+//     it, once the relist is done; step 7 then steps the clock, instead
+//     of sleeping for the resync period.
 //   - After is how the reflector waits its backoff before it watches
 //     again after a 429 or a refused connection (reflector.go watch and
 //     watchList). Once step 5 has said that it expects such a wait
