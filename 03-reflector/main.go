@@ -4,16 +4,17 @@
 // the API, a Reflector that turns what the server streams into queue
 // operations, a DeltaFIFO that keeps per-object deltas, and a loop that
 // pops them into a Store. This chapter wires the four by hand, shows the
-// requests the reflector makes, then breaks its watch three times: it
-// re-watches after a drop, backs off and re-watches after a 429, and
-// relists after a 410, when a DeletedFinalStateUnknown tombstone stands
-// for the delete it never saw.
+// requests the reflector makes, then breaks its watch three times, from
+// the chapter's own client, so that it happens alike on any cluster: the
+// reflector resumes after its watch ends, backs off and resumes after a
+// 429, and relists after a 410, when a DeletedFinalStateUnknown
+// tombstone stands for the delete it never saw.
 //
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
-// delta_fifo.go, listwatch.go, store.go. Beside main.go: tap.go, the
-// window on the reflector's ListerWatcher and clock; observe.go, what
-// the chapter sees of the pipeline and prints; outage.go, the outages
-// of steps 4 to 6, as the workshop cluster stages them.
+// delta_fifo.go, listwatch.go, store.go; rest/request.go for the 429.
+// Beside main.go: tap.go, the window on the reflector's ListerWatcher
+// and clock; observe.go, what the chapter sees of the pipeline and
+// prints, and the faults it stages.
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,14 +39,13 @@ import (
 
 func main() { cluster.Main("03-reflector", run) }
 
-const (
-	// resyncPeriod is read on the reflector's clock, which this chapter
-	// controls: step 7 moves it forward instead of waiting.
-	resyncPeriod = 30 * time.Second
-	// backoff is the reflector's wait after a 429 (step 5) and after a
-	// failed ListAndWatch (step 6). The default is 0.8-1.6 s, growing.
-	backoff = 10 * time.Millisecond
-)
+// resyncPeriod is read on the reflector's clock, which this chapter
+// controls: step 7 moves it forward instead of waiting.
+const resyncPeriod = 30 * time.Second
+
+// backoff is the reflector's wait after a 429 (step 5) and after a
+// failed ListAndWatch (step 6). The default is 0.8-1.6 s, growing.
+const backoff = 10 * time.Millisecond
 
 // run is the chapter: it wires the pipeline, then runs the steps, each
 // printing a heading, then what it saw.
@@ -59,7 +60,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// !+wiring
 	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(),
 		"pods", c.Namespace, fields.Everything())
-	clk := newTappedClock(c) // a fake clock (tap.go)
+	clk := newTappedClock() // a fake clock (tap.go)
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:         "pods",
 		ResyncPeriod: resyncPeriod,
@@ -71,21 +72,36 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// !-wiring
 
 	// The steps, in the order they run; each prints its heading.
-	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster, *pipeline) error{
-		seedAndStart,     // Step 1
-		twoWaysToStart,   // Step 2
-		liveChanges,      // Step 3
-		rewatchAfterDrop, // Step 4
-		backoffAfter429,  // Step 5
-		relistAfter410,   // Step 6
-		resyncFromMemory, // Step 7
-		stopPipeline,     // Step 8
-	} {
-		if err := step(ctx, out, c, p); err != nil {
-			return err
-		}
+	// Step 1. Seed pods; start the pipeline: a watch-list.
+	if err := seedAndStart(ctx, out, c, p); err != nil {
+		return err
 	}
-	return nil
+	// Step 2. A second reflector, opted out: LIST, then WATCH.
+	if err := twoWaysToStart(ctx, out, c, p); err != nil {
+		return err
+	}
+	// Step 3. Changes over the open watch.
+	if err := liveChanges(ctx, out, c, p); err != nil {
+		return err
+	}
+	// Step 4. The watch ends; the reflector resumes.
+	if err := resumeAfterEnd(ctx, out, c, p); err != nil {
+		return err
+	}
+	// Step 5. The resume gets a 429; the reflector backs off.
+	if err := backoffAfter429(ctx, out, c, p); err != nil {
+		return err
+	}
+	// Step 6. The resume gets a 410; the reflector relists.
+	if err := relistAfter410(ctx, out, c, p); err != nil {
+		return err
+	}
+	// Step 7. The resync timer fires.
+	if err := resyncFromMemory(ctx, out, c, p); err != nil {
+		return err
+	}
+	// Step 8. Stop.
+	return stopPipeline(out, c, p)
 }
 
 // pipeline is an informer without handlers, wired by hand: three
@@ -103,7 +119,7 @@ type pipeline struct {
 // wire builds Store, DeltaFIFO and Reflector around a ListWatch. With
 // watchList false, the ListWatch opts out of watch-list.
 func wire(lw *cache.ListWatch, watchList bool, opts cache.ReflectorOptions) *pipeline {
-	p := &pipeline{}
+	p := &pipeline{cancel: func() {}} // until start
 	// !+wire
 	// The Store is what the consumer knows. Its key function unwraps
 	// DeletedFinalStateUnknown, so a tombstone deletes the right key.
@@ -135,15 +151,17 @@ func (p *pipeline) start(ctx context.Context) {
 	ctx, p.cancel = context.WithCancel(ctx)
 	p.open(ctx) // the lines the tap and the Pop loop report on
 	p.running.StartWithContext(ctx, p.reflector.RunWithContext)
-	p.popping.Start(p.popLoop)
+	p.popping.Start(func() { p.popErr = p.popLoop() })
 }
 
 // !+popLoop
 // popLoop is what an informer's processing loop does, minus handlers:
 // pop the deltas of one key and apply them to the store, oldest first.
-func (p *pipeline) popLoop() {
+// It returns ErrFIFOClosed once the FIFO is closed and empty. (observed,
+// in observe.go, reports each delta once it is applied.)
+func (p *pipeline) popLoop() error {
 	for {
-		_, err := p.fifo.Pop(func(obj any, isInInitialList bool) error {
+		_, err := p.fifo.Pop(p.observed(func(obj any, isInInitialList bool) error {
 			deltas, ok := obj.(cache.Deltas)
 			if !ok {
 				return fmt.Errorf("pop: got %T, not cache.Deltas", obj)
@@ -152,16 +170,11 @@ func (p *pipeline) popLoop() {
 				if err := apply(p.store, d); err != nil {
 					return err
 				}
-				p.popped.Send(describeDelta(d, isInInitialList))
 			}
 			return nil
-		})
+		}))
 		if errors.Is(err, cache.ErrFIFOClosed) {
-			p.popErr = err
-			return
-		}
-		if err != nil {
-			p.popped.Send("error " + err.Error())
+			return err
 		}
 	}
 }
@@ -186,9 +199,6 @@ func apply(store cache.Store, d cache.Delta) error {
 // Each of these may be done twice: run stops the pipeline on its way
 // out even when step 8 has stopped it.
 func (p *pipeline) stop() {
-	if p.cancel == nil {
-		return // never started
-	}
 	// !+stop
 	p.cancel()
 	p.running.Wait()
@@ -214,27 +224,32 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 	c.ResetRequests()
 	p.start(ctx)
 
-	// One new stream, 3 ADDED, 1 BOOKMARK; then 3 Replaced deltas.
-	if err := p.printInitialList(ctx, out, 5, 3); err != nil {
+	// One request, one new stream: 3 ADDED, 1 BOOKMARK; then 3
+	// Replaced deltas.
+	if err := p.printRequestsAndNext(ctx, out, c, 5, 3); err != nil {
 		return err
 	}
+	fmt.Fprintln(out, "  (initial events and their deltas printed sorted: client-go does not define their order)")
 	fmt.Fprintf(out, "  fifo.HasSynced()=%t: the first Replace has been popped\n", p.fifo.HasSynced())
 	return nil
 }
 
-// twoWaysToStart shows step 1's one request, a watch-list; then a
-// second reflector, opted out of watch-list, makes the old two: LIST
-// (resourceVersion=0), then WATCH from the list's resourceVersion.
+// twoWaysToStart wires a second reflector over the same ListWatch, but
+// opted out of watch-list: where step 1's made one request, it makes
+// the old two, LIST (resourceVersion=0), then WATCH from the list's
+// resourceVersion.
 func twoWaysToStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 2. The requests: a watch-list by default; LIST then WATCH when opted out")
+	startStep(out, c, "Step 2. Opted out of watch-list: LIST, then WATCH from the list's resourceVersion")
 	classic := wire(p.tap.ListWatch, false, cache.ReflectorOptions{Name: "pods (list+watch)"})
 	classic.start(ctx)
 	defer classic.stop()
-	// Once its WATCH is open and its 3 Replaced deltas are popped: the
-	// requests since step 1 started the first reflector, and its store.
-	if err := classic.printRequestsAndStore(ctx, out, c, 1, 3); err != nil {
+	// Its two requests; its WATCH opening, and the 3 Replaced deltas
+	// its LIST made. It set its resourceVersion before it opened the
+	// WATCH.
+	if err := classic.printRequestsAndNext(ctx, out, c, 1, 3); err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s: the LIST's\n", classic.reflector.LastSyncResourceVersion())
 	classic.stop()
 	fmt.Fprintln(out, "  (second reflector stopped; the first one's watch stays open)")
 	return classic.leftovers()
@@ -256,7 +271,7 @@ func (listThenWatch) IsWatchListSemanticsUnSupported() bool {
 // liveChanges makes changes while the stream is open: each event is one
 // delta (a pod's delete is two events: MODIFIED, then DELETED).
 func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 3. Live changes: watch events -> deltas -> store")
+	startStep(out, c, "Step 3. Live changes: watch events -> deltas -> store")
 	fmt.Fprintln(out, "  create web-4; set web-1 Running; delete web-2")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	pod := show.GatedPod("web-4", cluster.Labels("app", "web"))
@@ -269,86 +284,142 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 	if err := pods.Delete(ctx, "web-2", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	return p.printNextAndStore(ctx, out, 4, 4)
+	return p.printNext(ctx, out, 4, 4)
 }
 
-// rewatchAfterDrop has the server drop the watch. The reflector
-// re-watches at once from the last resourceVersion it saw, and the
-// server replays the change made while no watch was open.
-func rewatchAfterDrop(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 4. Watch dropped: re-watch from the last resourceVersion")
-	// The server drops the watch and holds the re-watch (outage.go).
-	if err := p.stageDropAndHold(ctx, out, c); err != nil {
-		return err
-	}
+// resumeAfterEnd has the client end the reflector's watch while a
+// change is on its way, so that the change is lost with the stream. The
+// reflector watches again at once, from the resourceVersion of the last
+// event it saw, and the server replays the change from its history.
+func resumeAfterEnd(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
+	startStep(out, c, "Step 4. Watch ended: resume from the last resourceVersion, nothing lost")
+	p.holdWatch(out, c, "set web-3 Running") // observe.go, as endWatch
 	if err := setRunning(ctx, c, "web-3"); err != nil {
 		return err
 	}
-	// It releases the re-watch: the new stream replays the one change
-	// after the rv it asked from.
-	return p.stageRelease(ctx, out, c, "set web-3 Running")
-}
-
-// backoffAfter429 drops the watch, and the server answers the re-watch
-// with 429: no stream. The reflector does not relist: it waits its
-// backoff on its own clock, then re-watches from the same
-// resourceVersion, and the change made meanwhile is replayed.
-func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 5. A 429 on the re-watch: back off, re-watch, no relist")
-	// The server drops the watch and answers the re-watch with 429; the
-	// reflector now waits delay on its clock (outage.go).
-	delay, err := p.stageRefusedRewatch(ctx, out, c)
+	p.endWatch(out, c, nil, "")
+	// The stream's end; the resume from that resourceVersion; web-3's
+	// change, replayed: one Updated.
+	if err := p.printRequestsAndNext(ctx, out, c, 3, 1); err != nil {
+		return err
+	}
+	same, err := matchesServer(ctx, c, p.store)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "  store matches a fresh LIST from the server: %t\n", same)
+	return nil
+}
+
+// backoffAfter429 has the client end the watch and answer the resume
+// with 429 itself, with no Retry-After (with one, the rest client would
+// wait and retry, and the reflector never see the 429). The reflector
+// does not relist: it waits its backoff on its own clock, then resumes
+// from the same resourceVersion, and the change made meanwhile is
+// replayed.
+func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
+	startStep(out, c, "Step 5. A 429 on the resume: back off, resume, no relist")
+	// !+answer429
+	tooMany := apierrors.NewTooManyRequests("Too many requests, please try again later.", 0)
+	p.endWatch(out, c, tooMany, "as API Priority and Fairness would, but with no Retry-After")
+	delay, err := p.clock.awaitAfter(ctx) // the backoff, on the fake clock
+	if err != nil {
+		return err
+	}
+	// While it waits, its resourceVersion is the one it resumes from.
+	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s\n", p.reflector.LastSyncResourceVersion())
 	if err := setRunning(ctx, c, "web-4"); err != nil {
 		return err
 	}
 	p.clock.Step(delay)
-	// The re-watch replays web-4's change: one Updated, no Replaced.
-	return p.printRewatch(ctx, out, c, "set web-4 Running", delay)
-}
-
-// relistAfter410 stages step 4's outage, but deletes web-4 and compacts
-// the history meanwhile: the re-watch gets ERROR 410 Expired, and after
-// its backoff the reflector lists again. fifo.Replace finds web-4 gone
-// and queues a Deleted carrying a DeletedFinalStateUnknown tombstone.
-func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 6. Outage with history compacted: 410 Expired, relist, tombstone")
-	if err := p.stageDropAndHold(ctx, out, c); err != nil {
+	// !-answer429
+	fmt.Fprintf(out, "  reflector backs off %s on its clock; meanwhile: set web-4 Running\n", delay)
+	// The stream's end, the 429, the resume: web-4's change, replayed.
+	if err := p.printRequestsAndNext(ctx, out, c, 4, 1); err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "  relist requests (LIST or watch-list): %d\n", len(relists(c.Requests())))
+	same, err := matchesServer(ctx, c, p.store)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  store matches a fresh LIST from the server: %t\n", same)
+	return nil
+}
+
+// relistAfter410 has the client hold the watch while web-4 is deleted,
+// then end it, so that the delete is lost, and answer the resume with
+// 410 Expired, as a server answers a watch from a resourceVersion it no
+// longer has. After its backoff the reflector lists again (a
+// watch-list); fifo.Replace finds web-4 gone and queues a Deleted
+// carrying a DeletedFinalStateUnknown tombstone.
+func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
+	startStep(out, c, "Step 6. A 410 on the resume: relist, and a tombstone for the missed delete")
+	p.holdWatch(out, c, "delete web-4")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	if err := pods.Delete(ctx, "web-4", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	// The server compacts its history past the delete, then releases the
-	// re-watch: ERROR 410, then a relist, whose Replace queues a Replaced
-	// per pod and the tombstone.
-	return p.stageCompactAndRelease(ctx, out, c, "delete web-4")
+	// !+answer410
+	expired := apierrors.NewResourceExpired("too old resource version")
+	p.endWatch(out, c, expired, "as a server does for a resourceVersion older than its window")
+	// !-answer410
+	// The stream's end, the 410; after the backoff, the watch-list: a
+	// new stream, 2 ADDED, the BOOKMARK. Replace queues a Replaced per
+	// pod, and the tombstone.
+	if err := p.printRequestsAndNext(ctx, out, c, 6, 3); err != nil {
+		return err
+	}
+	// Once the relist is done, the reflector arms a new resync timer.
+	if err := p.clock.awaitArmed(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s: the bookmark's\n", p.reflector.LastSyncResourceVersion())
+	same, err := matchesServer(ctx, c, p.store)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  store matches a fresh LIST from the server: %t\n", same)
+	return nil
+}
+
+// matchesServer compares the store with a fresh LIST: the same pods, at
+// the same resourceVersions.
+func matchesServer(ctx context.Context, c *cluster.Cluster, store cache.Store) (bool, error) {
+	list, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	if len(list.Items) != len(store.ListKeys()) {
+		return false, nil
+	}
+	for _, pod := range list.Items {
+		obj, exists, err := store.Get(&pod)
+		cached, isPod := obj.(*corev1.Pod)
+		if err != nil || !exists || !isPod || cached.ResourceVersion != pod.ResourceVersion {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // resyncFromMemory moves the reflector's clock past the resync period:
 // the reflector calls fifo.Resync, which queues a Sync delta for every
 // object the store knows. No request.
 func resyncFromMemory(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 7. Resync: the reflector's fake clock moves 30s on")
-	c.ResetRequests()
-	if err := p.clock.awaitArmed(ctx); err != nil {
-		return err
-	}
-	p.clock.Step(resyncPeriod)
-	return p.printNextAndRequests(ctx, out, c, 0, 2)
+	startStep(out, c, "Step 7. Resync: the reflector's fake clock moves 30s on")
+	p.clock.Step(resyncPeriod) // the timer step 6 saw armed fires
+	return p.printRequestsAndNext(ctx, out, c, 0, 2)
 }
 
 // stopPipeline stops the pipeline and checks that nothing arrived that
 // the chapter did not expect.
-func stopPipeline(_ context.Context, out io.Writer, _ *cluster.Cluster, p *pipeline) error {
-	fmt.Fprintln(out, "\nStep 8. Stop: cancel the reflector, close the FIFO")
+func stopPipeline(out io.Writer, c *cluster.Cluster, p *pipeline) error {
+	startStep(out, c, "Step 8. Stop: cancel the reflector, close the FIFO")
 	p.stop()
-	fmt.Fprintln(out, "  reflector: RunWithContext returned")
-	fmt.Fprintf(out, "  pop loop:  Pop returned %q\n", p.popErr)
-	return p.printLeftovers(out)
+	fmt.Fprintf(out, "  fifo.IsClosed()=%t\n", p.fifo.IsClosed())
+	fmt.Fprintf(out, "  store still holds %d pods: stopping does not empty it\n", len(p.store.ListKeys()))
+	return p.printStopped(out)
 }
 
 // setRunning writes a pod's status phase, as a kubelet would: status

@@ -21,16 +21,18 @@ import (
 
 // What the chapter sees of a pipeline and prints: the lines the tap and
 // the Pop loop report, awaited in the order the lesson expects them, and
-// one line for each event, delta, pod and store.
+// one line for each event, delta, pod and store; and the faults that
+// steps 4 to 6 stage, each said in one line.
 
 // window is what the chapter sees of a pipeline: the tap on its
 // ListerWatcher and its clock (tap.go), and the lines they report on.
 type window struct {
 	tap     *tap         // the reflector's ListerWatcher
 	clock   *tappedClock // the reflector's clock: steps 5 to 7 move it
-	watched *show.Lines  // what the server streamed, as the tap saw it
+	watched *show.Lines  // what the watch streams carried, as the tap saw it
 	popped  *show.Lines  // what the Pop loop applied to the store
 	popErr  error        // why the Pop loop ended
+	holding bool         // the client holds the watch's bytes (holdWatch)
 }
 
 // open makes the lines for a pipeline that starts: they stop accepting
@@ -41,7 +43,24 @@ func (w *window) open(ctx context.Context) {
 	w.tap.lines = w.watched
 }
 
-// next awaits the next n watch events and m deltas, in arrival order,
+// observed wraps the Pop loop's process function: once process has
+// applied an object's deltas, it reports each one, with the
+// isInInitialList flag Pop passed; or it reports process's error.
+func (w *window) observed(process cache.PopProcessFunc) cache.PopProcessFunc {
+	return func(obj any, isInInitialList bool) error {
+		if err := process(obj, isInInitialList); err != nil {
+			w.popped.Send("error " + err.Error())
+			return err
+		}
+		deltas, _ := obj.(cache.Deltas) // process has checked the type
+		for _, d := range deltas {
+			w.popped.Send(describeDelta(d, isInInitialList))
+		}
+		return nil
+	}
+}
+
+// next awaits the next n watch lines and m deltas, in arrival order,
 // except where client-go does not define one: the initial events of a
 // watch-list, which the reflector gathers in a map (the tap sorts them),
 // and the Replaced or Sync deltas that one Replace or Resync queues in
@@ -56,49 +75,19 @@ func (w *window) next(ctx context.Context, n, m int) (watched, popped []string, 
 	return watched, sortRuns(popped, "Replaced", "Sync"), nil
 }
 
-// printNext prints the next n watch events and m deltas.
+// printNext prints the next n watch lines and m deltas, then the store.
 func (p *pipeline) printNext(ctx context.Context, out io.Writer, n, m int) error {
 	watched, popped, err := p.next(ctx, n, m)
 	if err != nil {
 		return err
 	}
 	printLines(out, watched, popped)
-	return nil
-}
-
-// printInitialList is printNext for the initial list (step 1), then
-// says that it printed it sorted, then prints the store.
-func (p *pipeline) printInitialList(ctx context.Context, out io.Writer, n, m int) error {
-	if err := p.printNext(ctx, out, n, m); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "  (initial events and their deltas printed sorted: client-go does not define their order)")
 	printStore(out, p.store)
 	return nil
 }
 
-// printNextAndStore is printNext, then the store.
-func (p *pipeline) printNextAndStore(ctx context.Context, out io.Writer, n, m int) error {
-	if err := p.printNext(ctx, out, n, m); err != nil {
-		return err
-	}
-	printStore(out, p.store)
-	return nil
-}
-
-// printNextAndRequests is printNext, then the requests made since the
-// last ResetRequests.
-func (p *pipeline) printNextAndRequests(ctx context.Context, out io.Writer,
-	c *cluster.Cluster, n, m int) error {
-	if err := p.printNext(ctx, out, n, m); err != nil {
-		return err
-	}
-	printRequests(out, c.Requests())
-	return nil
-}
-
-// printRequestsAndNext is printNext, after the requests made since the
-// last ResetRequests (read once the events have arrived).
+// printRequestsAndNext is printNext after the requests made since the
+// last ResetRequests, read once the watch lines and deltas have come.
 func (p *pipeline) printRequestsAndNext(ctx context.Context, out io.Writer,
 	c *cluster.Cluster, n, m int) error {
 	watched, popped, err := p.next(ctx, n, m)
@@ -107,20 +96,57 @@ func (p *pipeline) printRequestsAndNext(ctx context.Context, out io.Writer,
 	}
 	printRequests(out, c.Requests())
 	printLines(out, watched, popped)
+	printStore(out, p.store)
 	return nil
 }
 
-// printRequestsAndStore awaits n watch events and m deltas without
-// printing them, then prints the requests made since the last
-// ResetRequests, and the store.
-func (p *pipeline) printRequestsAndStore(ctx context.Context, out io.Writer,
-	c *cluster.Cluster, n, m int) error {
-	if err := p.discard(ctx, n, m); err != nil {
-		return err
+// holdWatch has the chapter's client hold the bytes of every watch
+// stream in its transport from now on (cluster.ClientFaults): the event
+// of a change made now does not reach the reflector.
+func (w *window) holdWatch(out io.Writer, c *cluster.Cluster, change string) {
+	c.Faults().HoldWatches()
+	w.holding = true
+	fmt.Fprintf(out, "  client holds the watch's bytes; meanwhile: %s\n", change)
+}
+
+// endWatch has the chapter's client end the reflector's watch: its next
+// read returns io.EOF, as when a server or a load balancer closes a
+// watch, and the bytes the client held are dropped with it. With an
+// answer, the client also answers the reflector's next plain watch (its
+// resume) with that error itself, instead of sending it; why says what
+// in the real world answers so. The clock is readied for what the
+// answer makes the reflector do: after a 429 it backs off on its clock,
+// which the step moves, so the clock expects that wait; after a 410 it
+// relists, which arms a new resync timer, so the clock forgets the old
+// one, and step 6 waits for the new.
+func (p *pipeline) endWatch(out io.Writer, c *cluster.Cluster,
+	answer *apierrors.StatusError, why string) {
+	faults := c.Faults()
+	line := "  client ends the watch"
+	if p.holding {
+		line += ", dropping what it held"
 	}
-	printRequests(out, c.Requests())
-	printStore(out, p.store)
-	return nil
+	if answer != nil {
+		faults.Answer(isResume, answer)
+		switch {
+		case apierrors.IsTooManyRequests(answer):
+			p.clock.expectBackoff()
+		case apierrors.IsResourceExpired(answer):
+			p.clock.forgetArmed()
+		}
+		st := answer.Status()
+		line += fmt.Sprintf("; it answers the resume itself: %d %s, %s", st.Code, st.Reason, why)
+	}
+	faults.EndWatches()
+	faults.ReleaseWatches() // the resume's stream must flow
+	p.holding = false
+	fmt.Fprintln(out, line)
+}
+
+// isResume is a request to resume a watch: a plain watch of pods, not a
+// watch-list.
+func isResume(r apiserver.Request) bool {
+	return r.Verb == "watch" && r.Resource == "pods" && r.Query.Get("sendInitialEvents") == ""
 }
 
 // printLines prints watch events and deltas, one line each.
@@ -171,14 +197,23 @@ func (w *window) leftovers() error {
 	return nil
 }
 
-// printLeftovers says that nothing arrived that the chapter did not
-// expect, or fails.
-func (p *pipeline) printLeftovers(out io.Writer) error {
+// printStopped says how the stopped pipeline's two goroutines ended,
+// and that nothing arrived that the chapter did not expect, or fails.
+func (p *pipeline) printStopped(out io.Writer) error {
+	fmt.Fprintln(out, "  reflector: RunWithContext returned")
+	fmt.Fprintf(out, "  pop loop:  Pop returned %q\n", p.popErr)
 	if err := p.leftovers(); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "  no watch event or delta left unread")
 	return nil
+}
+
+// startStep prints a step's heading, after a blank line, and starts the
+// request log afresh: the requests a step prints are its own.
+func startStep(out io.Writer, c *cluster.Cluster, heading string) {
+	fmt.Fprintln(out, "\n"+heading)
+	c.ResetRequests()
 }
 
 // printRequests prints the request log, or "(none)".
@@ -226,16 +261,22 @@ func describeEvent(ev watch.Event) string {
 	}
 }
 
-// describeWatchError prints a watch request the server refused: no
+// describeWatchError prints a watch request that was refused: no
 // stream was opened, and the reflector got err instead.
 func describeWatchError(err error) string {
 	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		s := st.Status()
-		return fmt.Sprintf("(no stream) %d %s: %s (IsTooManyRequests=%t)",
-			s.Code, s.Reason, s.Message, apierrors.IsTooManyRequests(err))
+	if !errors.As(err, &st) {
+		return "(no stream) " + err.Error()
 	}
-	return "(no stream) " + err.Error()
+	s := st.Status()
+	line := fmt.Sprintf("(no stream) %d %s: %s", s.Code, s.Reason, s.Message)
+	switch {
+	case apierrors.IsTooManyRequests(err):
+		line += " (IsTooManyRequests=true)"
+	case apierrors.IsResourceExpired(err):
+		line += " (IsResourceExpired=true)"
+	}
+	return line
 }
 
 // describeDelta prints one delta: its type, the FIFO key, the pod, and
@@ -283,26 +324,4 @@ func describeStore(store cache.Store) string {
 		return "(empty)"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// matchesServer compares the store with a fresh LIST: same pods, same
-// resourceVersions.
-func matchesServer(ctx context.Context, c *cluster.Cluster, store cache.Store) (bool, error) {
-	list, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return false, err
-	}
-	var server []string
-	for _, pod := range list.Items {
-		server = append(server, pod.Name+"@"+pod.ResourceVersion)
-	}
-	var cached []string
-	for _, obj := range store.List() {
-		if pod, ok := obj.(*corev1.Pod); ok {
-			cached = append(cached, pod.Name+"@"+pod.ResourceVersion)
-		}
-	}
-	slices.Sort(server)
-	slices.Sort(cached)
-	return slices.Equal(server, cached), nil
 }

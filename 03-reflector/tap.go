@@ -14,7 +14,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -22,9 +21,10 @@ import (
 // clock. Both wrap what they tap and change nothing the reflector does;
 // they only report what passes.
 
-// tap is the ListWatch with a window on it: each watch request the
-// server refuses, and each event it streams, is reported to lines before
-// the reflector receives it.
+// tap is the ListWatch with a window on it: each watch request that is
+// refused, each event a stream carries, and each stream that ends
+// without the reflector stopping it, is reported to lines before the
+// reflector learns of it.
 type tap struct {
 	*cache.ListWatch
 	lines   *show.Lines    // set by pipeline.start
@@ -46,7 +46,7 @@ func (t *tap) WatchWithContext(ctx context.Context,
 	t.streams.Add(1)
 	go func() {
 		defer t.streams.Done()
-		tw.forward(t.reporter(initial))
+		tw.forward(t.reporter(initial), func() { t.lines.Send("(stream ended)") })
 	}()
 	return tw, nil
 }
@@ -93,7 +93,7 @@ func (w *tappedWatch) Stop() {
 	})
 }
 
-func (w *tappedWatch) forward(report func(watch.Event)) {
+func (w *tappedWatch) forward(report func(watch.Event), ended func()) {
 	defer close(w.out)
 	for ev := range w.in.ResultChan() {
 		select {
@@ -110,36 +110,43 @@ func (w *tappedWatch) forward(report func(watch.Event)) {
 			return
 		}
 	}
+	select {
+	case <-w.stopped: // the reflector stopped it
+	default:
+		ended() // the stream ended under the reflector (steps 4 to 6)
+	}
 }
 
 // tappedClock is a fake clock for the reflector that also says when the
 // reflector uses it for one of two things:
 //   - NewTimer arms the resync timer: that is the only timer a reflector
-//     makes with NewTimer (reflector.go resyncChan). Step 7 waits for
-//     it, then steps the clock, instead of sleeping for the resync period.
-//   - After is how the reflector waits its backoff before a re-watch
-//     after a 429 or a refused connection (reflector.go watch and
-//     watchList). Step 5 learns how long, and steps the clock by exactly
-//     that.
+//     makes with NewTimer (reflector.go resyncChan). Step 6 waits for
+//     it, once the relist is done; step 7 then steps the clock, instead
+//     of sleeping for the resync period.
+//   - After is how the reflector waits its backoff before it watches
+//     again after a 429 or a refused connection (reflector.go watch and
+//     watchList). Once step 5 has said that it expects such a wait
+//     (expectBackoff), After waits on the fake clock and reports how
+//     long; the step then moves the clock by exactly that.
 //
-// On a real cluster nothing steps the clock for a backoff (step 5 is
-// skipped there), so After waits real time: a 429 from the server's flow
-// control, which the chapter cannot rule out, backs off the 10 ms the
-// reflector asks for instead of stalling it until the chapter's time
-// limit.
+// An After that no step expects waits real time: a 429 the chapter did
+// not stage (on a real cluster, from the server's flow control, once the
+// rest client has used up its Retry-After retries) backs off the 10 ms
+// the reflector asks for, instead of stalling it until the chapter's
+// time limit.
 type tappedClock struct {
 	*clocktesting.FakeClock
-	armed     chan struct{}
-	after     chan time.Duration
-	realAfter bool // After waits real time (a real cluster)
+	armed  chan struct{}
+	after  chan time.Duration
+	mu     sync.Mutex
+	expect bool // the next After waits on the fake clock
 }
 
-func newTappedClock(c *cluster.Cluster) *tappedClock {
+func newTappedClock() *tappedClock {
 	return &tappedClock{
 		FakeClock: clocktesting.NewFakeClock(apiserver.FixedTime),
 		armed:     make(chan struct{}, 1),
 		after:     make(chan time.Duration, 1),
-		realAfter: !c.Embedded(),
 	}
 }
 
@@ -153,15 +160,28 @@ func (clk *tappedClock) NewTimer(d time.Duration) clock.Timer {
 }
 
 func (clk *tappedClock) After(d time.Duration) <-chan time.Time {
-	if clk.realAfter {
+	clk.mu.Lock()
+	expected := clk.expect
+	clk.expect = false
+	clk.mu.Unlock()
+	if !expected {
 		return clock.RealClock{}.After(d)
 	}
 	ch := clk.FakeClock.After(d) // the waiter exists before we tell
-	select {
-	case clk.after <- d:
-	default: // an earlier wait not yet collected
-	}
+	clk.after <- d               // room for one: expectBackoff emptied it
 	return ch
+}
+
+// expectBackoff makes the reflector's next After wait on the fake clock,
+// for awaitAfter to report.
+func (clk *tappedClock) expectBackoff() {
+	clk.mu.Lock()
+	defer clk.mu.Unlock()
+	clk.expect = true
+	select {
+	case <-clk.after: // an earlier wait never collected
+	default:
+	}
 }
 
 // forgetArmed forgets that a resync timer was armed.
@@ -183,7 +203,7 @@ func (clk *tappedClock) awaitArmed(ctx context.Context) error {
 }
 
 // awaitAfter returns how long the reflector waits on the clock, once it
-// waits.
+// waits (after expectBackoff).
 func (clk *tappedClock) awaitAfter(ctx context.Context) (time.Duration, error) {
 	select {
 	case d := <-clk.after:
