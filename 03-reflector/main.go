@@ -367,7 +367,7 @@ func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 	// The stream's end, the 410; after the backoff, the watch-list: a
 	// new stream, 2 ADDED, the BOOKMARK. Replace queues a Replaced per
 	// pod, and the tombstone.
-	if err := p.printRequestsAndNext(ctx, out, c, 6, 3); err != nil {
+	if err := p.printRequestsAndNext(ctx, out, c, 7, 3); err != nil {
 		return err
 	}
 	// Once the relist is done, the reflector arms a new resync timer.

@@ -127,11 +127,12 @@ func (p *pipeline) endWatch(out io.Writer, c *cluster.Cluster,
 		line += ", dropping what it held"
 	}
 	if answer != nil {
-		faults.Answer(isResume, answer)
 		switch {
 		case apierrors.IsTooManyRequests(answer):
+			faults.Answer(isResume, answer) // flow control refuses the request
 			p.clock.expectBackoff()
 		case apierrors.IsResourceExpired(answer):
+			faults.AnswerWatch(isResume, answer) // an ERROR event in an open stream
 			p.clock.forgetArmed()
 		}
 		st := answer.Status()

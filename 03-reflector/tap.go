@@ -109,6 +109,13 @@ func (w *tappedWatch) forward(report func(watch.Event), ended func()) {
 		case <-w.stopped:
 			return
 		}
+		if ev.Type == watch.Error {
+			// The reflector returns on an ERROR event and stops the
+			// watch; whether the stream's own end reaches it first is
+			// a race, so it is not reported.
+			<-w.stopped
+			return
+		}
 	}
 	select {
 	case <-w.stopped: // the reflector stopped it
