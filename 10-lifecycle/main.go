@@ -6,10 +6,10 @@
 //
 // Read alongside (client-go v0.37.2): tools/cache/shared_informer.go,
 // identity.go, informer_metrics.go, store.go, the_real_fifo.go,
-// informers/factory.go, util/workqueue/metrics.go. metrics.go holds the
-// chapter's metrics providers, logs.go what captures client-go's log,
-// handlers.go the pods and handlers the steps use and what they have the
-// workshop cluster do; the print* functions there print what a step saw.
+// informers/factory.go, util/workqueue/metrics.go. What only shows the
+// lesson is in observe.go: the handlers that wait on a step's schedule,
+// the loggers and metrics that keep what client-go reports, and the
+// print* functions that format what a step read.
 package main
 
 import (
@@ -159,19 +159,23 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		return err
 	}
 
-	m := newMetricsPrinter(ctx, out, informerMetrics.get(name.Name(), "pods"), qm)
-	m.printSynced()
+	// What client-go made for the informer of pods, read as it sets it.
+	metrics := informerMetrics.get(name.Name(), corev1.SchemeGroupVersion.WithResource("pods"))
+	read := &awaiter{ctx: ctx}
+	printSynced(out, read.next(metrics.queued, 2), read.next(metrics.storeRV, 1), read.next(qm.depth, 1))
 	if _, err := createPods(ctx, c, "slow"); err != nil {
 		return err
 	}
-	m.awaitHeld() // slow is queued, popped, and held in its index
+	held := read.next(metrics.queued, 2) // slow is queued, popped, and held in its index
 	last, err := createPods(ctx, c, "web-2", "web-3", "web-4")
 	if err != nil {
 		return err
 	}
-	m.printQueuedBehind() // web-2..4 wait in the RealFIFO until slow is done
+	// web-2..4 wait in the RealFIFO until slow is done, then leave in one batch.
+	printQueuedBehind(out, held, read.next(metrics.queued, 3))
 	close(release)
-	m.printReleased(last)
+	printReleased(out, read.next(metrics.queued, 1), read.next(metrics.storeRV, 2), last.ResourceVersion)
+	printAdded(out, read.next(qm.depth, 4), read.count(metrics.latency, 3))
 
 	// !+worker
 	for queue.Len() > 0 {
@@ -180,14 +184,50 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		queue.Forget(key)
 	}
 	// !-worker
-	m.printDrained()
+	printDrained(out, read.next(qm.depth, 5), qm.adds.count(), qm.latency.count(), qm.workDuration.count())
 	cancel()
 	factory.Shutdown()
 	again, err := cache.NewInformerName("10-lifecycle")
 	fmt.Fprintf(out, "  after Shutdown, NewInformerName(%q): error %v\n", again.Name(), err)
 	again.Release()
-	return m.err
+	return read.err
 }
+
+// The chapter's InformerMetricsProvider: client-go asks it for each
+// metric of a named informer, and sets or observes what it returns.
+// !+provider
+func (p *informerMetricsProvider) NewStoreResourceVersionMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
+	return informerGauge{id, p.of(id, true).storeRV}
+}
+
+func (p *informerMetricsProvider) NewQueuedItemMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
+	return informerGauge{id, p.of(id, false).queued}
+}
+
+func (p *informerMetricsProvider) NewProcessingLatencyMetric(id cache.InformerNameAndResource) cache.HistogramMetric {
+	return informerGauge{id, p.of(id, false).latency}
+}
+
+// !-provider
+
+// informerGauge records values while its informer's name is reserved:
+// InformerMetricsProvider asks every metric to check, since an informer
+// may stop (and its factory release the name) while the process runs.
+// !+gauge
+type informerGauge struct {
+	id cache.InformerNameAndResource
+	s  *series
+}
+
+func (g informerGauge) Set(v float64) {
+	if g.id.Reserved() {
+		g.s.record(v)
+	}
+}
+
+func (g informerGauge) Observe(v float64) { g.Set(v) }
+
+// !-gauge
 
 // slowHandlerTrace makes client-go log a handler as slow (the conditions
 // are in the README). It needs over 1024 notifications, which a server
@@ -388,4 +428,21 @@ func setRelease(ctx context.Context, c *cluster.Cluster, name, release string) (
 	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
 	return c.Client.CoreV1().Pods(c.Namespace).Patch(ctx, name, types.MergePatchType,
 		patch, metav1.PatchOptions{})
+}
+
+// createPod creates a gated pod (one no scheduler or kubelet touches).
+func createPod(ctx context.Context, c *cluster.Cluster, name string) (*corev1.Pod, error) {
+	pod := show.GatedPod(name, cluster.Labels("app", "web"))
+	return c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// createPods creates gated pods, one after the other, and returns the
+// last as the server answered (with its resourceVersion).
+func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last *corev1.Pod, err error) {
+	for _, name := range names {
+		if last, err = createPod(ctx, c, name); err != nil {
+			return nil, err
+		}
+	}
+	return last, nil
 }
