@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -242,14 +243,14 @@ func slowHandlerTrace(ctx context.Context, out io.Writer, _ *cluster.Cluster) er
 		objs[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("pod-", i), Namespace: "default"}}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	defer func() { cancel(); <-done }()
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
 	// !+slowHandler
 	client := fake.NewSimpleClientset(objs...)
 	informer := corev1informers.NewPodInformer(client, "default", 0, nil)
 	handler := newSlowHandler(ctx, 2, n) // calls 2 and n take 100 ms
 	reg, err := informer.AddEventHandler(handler)
-	go func() { defer close(done); informer.RunWithContext(ctx) }()
+	wg.Go(func() { informer.RunWithContext(ctx) })
 	// Synced: all notifications wait in the handler's buffer, behind call 1.
 	cache.WaitFor(ctx, "", informer.HasSyncedChecker())
 	close(handler.gate)
@@ -283,9 +284,9 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	// !+ownContext
 	configMaps := factory.Core().V1().ConfigMaps().Informer()
 	cmCtx, stopConfigMaps := context.WithCancel(ctx)
-	cmDone := make(chan struct{})
-	go func() { defer close(cmDone); configMaps.RunWithContext(cmCtx) }()
-	defer func() { stopConfigMaps(); <-cmDone }()
+	var cmRun sync.WaitGroup
+	cmRun.Go(func() { configMaps.RunWithContext(cmCtx) })
+	defer func() { stopConfigMaps(); cmRun.Wait() }()
 	cache.WaitFor(ctx, "", configMaps.HasSyncedChecker())
 	factory.StartWithContext(ctx)
 	// !-ownContext
@@ -338,7 +339,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 	// !+stopOne
 	stopConfigMaps()
-	<-cmDone
+	cmRun.Wait()
 	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
 	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	// !-stopOne
