@@ -99,10 +99,10 @@ func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // 403 Forbidden: on a real cluster it impersonates a user no RBAC rule
 // names (a user who may not impersonate gets a 403 for that instead);
 // the workshop cluster ignores impersonation, so it is told to refuse.
-// Its 403s do not end the run (cluster.ConfigExpecting403), and its
+// Its 403s do not end the run (cluster.UnguardedConfig), and its
 // requests are in the request log like every other client's.
 func clientWithoutGrant(c *cluster.Cluster) (kubernetes.Interface, error) {
-	cfg := c.ConfigExpecting403()
+	cfg := c.UnguardedConfig()
 	cfg.Impersonate.UserName = nobody
 	refusePods(c, nobody)
 	return kubernetes.NewForConfig(cfg)
