@@ -352,6 +352,8 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 // readYourOwnWrites writes, then reads the lister: at once, it can be
 // stale; once the store has reached the write's resourceVersion, not.
+// To make the read at once stale for sure, on any cluster, the client
+// holds back its watch's bytes (a client-side fault) until it has read.
 func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. Read your own writes: wait until the store has the write's resourceVersion")
 	gates := clientfeatures.FeatureGates()
@@ -383,8 +385,11 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	}
 	printRead(out, written, cached)
 
-	release := holdWatchEvents(c)
-	defer release()
+	// !+readAtOnce
+	faults := c.Faults()
+	faults.HoldWatches() // what the watch sends now waits in the client's transport
+	defer faults.ReleaseWatches()
+	printHeld(out)
 	if written, err = setRelease(ctx, c, "web-1", "v2"); err != nil {
 		return err
 	}
@@ -393,11 +398,12 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	}
 	seen := store.LastStoreSyncResourceVersion()
 	order, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
-	printAtOnce(out, c.Embedded(), written, cached, seen, order, err)
-	release()
+	printAtOnce(out, written, cached, seen, order, err)
+	faults.ReleaseWatches()
 	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
 		return err
 	}
+	// !-readAtOnce
 	if cached, err = lister.Get("web-1"); err != nil {
 		return err
 	}

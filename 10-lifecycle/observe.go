@@ -189,25 +189,25 @@ func printRead(out io.Writer, written, cached *corev1.Pod) {
 		written.ResourceVersion, cached.Labels["release"], cached.ResourceVersion)
 }
 
+// printHeld says that the client, not the server, holds step 5's events.
+func printHeld(out io.Writer) {
+	fmt.Fprintln(out, "  the client holds back what its watch sends (a client-side fault): no event reaches the informer")
+}
+
 // printAtOnce prints step 5's read at once, while the write's event is
 // held: the lister's pod and how the store's resourceVersion compares
-// with the write's. A real cluster cannot hold the event, so there the
-// read may or may not be stale, and is not printed.
-func printAtOnce(out io.Writer, held bool, written, cached *corev1.Pod, seen string, order int, err error) {
-	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s)", written.ResourceVersion)
-	if !held {
-		fmt.Fprintln(out, "; the read at once is skipped on a real cluster (it may or may not be stale there)")
-		return
-	}
-	fmt.Fprintf(out, ", its event held; lister.Get at once: release=%s\n"+
-		"  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
-		cached.Labels["release"], seen, written.ResourceVersion, order, err)
+// with the write's.
+func printAtOnce(out io.Writer, written, cached *corev1.Pod, seen string, order int, err error) {
+	fmt.Fprintf(out, "  patch web-1 release=v2 (rv=%s), lister.Get at once: release=%s\n",
+		written.ResourceVersion, cached.Labels["release"])
+	fmt.Fprintf(out, "  CompareResourceVersion(store %s, write %s) = %d, %v: the store is behind\n",
+		seen, written.ResourceVersion, order, err)
 }
 
 // printCaughtUp prints the store's resourceVersion (seen) and the
 // lister's read once waitForStore has returned for the second write.
 func printCaughtUp(out io.Writer, written *corev1.Pod, seen string, cached *corev1.Pod) {
-	fmt.Fprintf(out, "  waitForStore(%s): store at %s; lister.Get: release=%s\n",
+	fmt.Fprintf(out, "  ReleaseWatches, waitForStore(%s): store at %s; lister.Get: release=%s\n",
 		written.ResourceVersion, seen, cached.Labels["release"])
 }
 
@@ -633,17 +633,4 @@ func printAdded(out io.Writer, depth string, latencies int) {
 func printDrained(out io.Writer, depth string, adds, latencies, workDurations int) {
 	fmt.Fprintf(out, "  a worker drains it: depth %s; adds %d; latency, work duration: %d, %d observations\n",
 		depth, adds, latencies, workDurations)
-}
-
-// holdWatchEvents makes the workshop cluster end the informer's watch
-// and hold the next one at the server, so that the events of the writes
-// that follow wait there until release. A real cluster cannot be told
-// to: there release does nothing. Calling release again does nothing.
-func holdWatchEvents(c *cluster.Cluster) (release func()) {
-	if !c.Embedded() {
-		return func() {}
-	}
-	c.Server.HoldWatches() // the informer's next watch waits at the server
-	c.Server.DropWatches()
-	return c.Server.ReleaseWatches
 }
