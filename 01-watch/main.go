@@ -11,7 +11,7 @@
 // apimachinery pkg/watch/watch.go (Interface, Event, EventType) and
 // client-go tools/cache/listwatch.go (ListWatch). observe.go holds what
 // only shows the events (reading n of them, and one line for each) and
-// the workshop cluster's compaction that step 7 needs.
+// which requests step 7's client answers itself.
 package main
 
 import (
@@ -228,12 +228,21 @@ func watchList(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1
 // History is not kept forever (etcd compacts it; the API server's watch
 // cache holds a window). A watch from before that window gets an ERROR
 // event with a 410 Expired Status: the client must LIST again. Doing
-// that for you is the reflector's job (chapter 03).
+// that for you is the reflector's job (chapter 03). No client can move
+// a server's window on demand, so this step's client answers the watch
+// itself, with what kube-apiserver sends (c.Faults, the course's client
+// transport): the same on the workshop cluster and on a real one.
 func watchExpired(ctx context.Context, out io.Writer, c *cluster.Cluster, list *metav1.ListMeta) error {
-	fmt.Fprintln(out, "\nStep 7. WATCH from a compacted resourceVersion: ERROR 410 Expired")
-	if !stageCompaction(out, c) {
-		return nil // a real cluster cannot be made to compact
+	fmt.Fprintln(out, "\nStep 7. WATCH from before the server's window: ERROR 410 Expired")
+	now, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
 	}
+	// The client's transport answers the next watch as kube-apiserver
+	// does once its history starts after now: 200, then one ERROR event.
+	c.Faults().AnswerWatch(isWatch, apierrors.NewResourceExpired(fmt.Sprintf(
+		"too old resource version: %s (%s)", list.ResourceVersion, now.ResourceVersion)))
+	fmt.Fprintf(out, "  (this client answers the watch itself, as kube-apiserver does once its history starts after rv=%s)\n", now.ResourceVersion)
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {

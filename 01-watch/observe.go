@@ -2,8 +2,8 @@ package main
 
 // What the chapter needs only to show its watches, not what it teaches:
 // reading exactly the events a step caused (so nothing waits on a timer),
-// one aligned line for each event, pod, response and wire frame, and the
-// workshop cluster's compaction that step 7 watches into.
+// one aligned line for each event, pod, response and wire frame, and
+// which requests step 7's client answers itself.
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
 // printEvents receives the next n events of w and prints one line for
@@ -127,16 +127,5 @@ func shorten(frame string) string {
 	return s + ",…}…}"
 }
 
-// stageCompaction makes the workshop cluster forget its history up to
-// now, as etcd's compaction does, and says so. A real kube-apiserver
-// cannot be made to compact on demand: there it says that step 7 is
-// skipped, and returns false.
-func stageCompaction(out io.Writer, c *cluster.Cluster) bool {
-	if !c.Embedded() {
-		fmt.Fprintln(out, "  skipped on a real cluster: kube-apiserver cannot be made to compact its history on demand")
-		return false
-	}
-	compactedTo := c.Server.CompactHistory()
-	fmt.Fprintf(out, "  (the workshop cluster compacts its history to resourceVersion=%s)\n", compactedTo)
-	return true
-}
+// isWatch picks the watch requests out of the request log's form.
+func isWatch(r apiserver.Request) bool { return r.Verb == "watch" }

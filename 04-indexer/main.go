@@ -11,9 +11,8 @@
 // Read alongside (client-go v0.37.2): tools/cache/index.go, store.go,
 // thread_safe_store.go, shared_informer.go, controller.go. pods.go holds
 // the pods, the index names and the IndexFuncs the steps hand to
-// client-go; format.go what only prints (aligned rows, sorted keys, the
-// indices map) and start, which runs step 5's informer in the
-// background.
+// client-go; observe.go what only prints (aligned rows, sorted keys, the
+// indices map, the request log).
 package main
 
 import (
@@ -21,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -256,10 +256,12 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 		return err
 	}
 
-	// Run until stopped: stop cancels its context and waits for it to
-	// return.
-	stop := start(ctx, inf.RunWithContext)
-	defer stop()
+	// Run until its context is cancelled; then wait for it to return.
+	infCtx, stopInformer := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stopInformer()
+	wg.Go(func() { inf.RunWithContext(infCtx) })
 	if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 		return errors.New("the informer did not sync")
 	}
@@ -306,7 +308,8 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	row(w, "  ByIndex(app, web)", namesOf(idx.ByIndex(byApp, "web")))
 	row(w, "  ByIndex(app, canary)", namesOf(idx.ByIndex(byApp, "canary")))
 
-	stop()
+	stopInformer()
+	wg.Wait()
 	fmt.Fprintln(w, "  informer stopped")
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -310,9 +311,9 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 	return nil
 }
 
-// whatTheFakeDoesNotDo is step 5: each probe (probes.go) does one thing
-// to pods and says what came back, once on a new fake, once on the
-// cluster.
+// whatTheFakeDoesNotDo is step 5: each probe (the table in probes.go;
+// the probes that write are below) does one thing to pods and says what
+// came back, once on a new fake, once on the cluster.
 func whatTheFakeDoesNotDo(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. What the fake does not do that an API server does")
 	for _, p := range probes {
@@ -326,11 +327,57 @@ func whatTheFakeDoesNotDo(ctx context.Context, out io.Writer, c *cluster.Cluster
 	return nil
 }
 
+// !+probes
+// createPod shows what the server fills in: the name, defaults; and
+// what it leaves out of what Create returns: kind.
+func createPod(ctx context.Context, pods corev1client.PodInterface) (string, error) {
+	p := probePod("")
+	p.GenerateName = "gen-"
+	p, err := pods.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("name=%q restart=%q kind=%q",
+		masked(p.Name, "gen-"), p.Spec.RestartPolicy, p.Kind), nil
+}
+
+// updateImage changes a pod's spec, which bumps metadata.generation.
+func updateImage(ctx context.Context, pods corev1client.PodInterface) (string, error) {
+	p, err := pods.Create(ctx, probePod("image"), metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	before := fmt.Sprintf("rv=%q gen=%d", p.ResourceVersion, p.Generation)
+	p.Spec.Containers[0].Image = "nginx:1.28"
+	p, err = pods.Update(ctx, p, metav1.UpdateOptions{})
+	return fmt.Sprintf("%s → rv=%q gen=%d", before, p.ResourceVersion, p.Generation), err
+}
+
+// staleUpdate: two writers read a pod, then both write it.
+func staleUpdate(ctx context.Context, pods corev1client.PodInterface) (string, error) {
+	p, err := pods.Create(ctx, probePod("stale"), metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	first, second := p.DeepCopy(), p.DeepCopy()
+	first.Labels["writer"] = "first"
+	if _, err := pods.Update(ctx, first, metav1.UpdateOptions{}); err != nil {
+		return "", err
+	}
+	second.Labels["writer"] = "second"
+	if _, err = pods.Update(ctx, second, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
+		return "the second gets 409 Conflict", nil
+	}
+	return "both accepted, first one lost", err
+}
+
+// !-probes
+
 // sameTestOnWorkshopCluster is step 6: testCounter again, on the fake
 // and on a workshop cluster that the test starts (on a real cluster: on
 // it), each timed.
 func sameTestOnWorkshopCluster(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "\nStep 6. The same test against the workshop cluster")
+	fmt.Fprintln(out, "\nStep 6. The same test against a real API server")
 	start := time.Now()
 	if err := testCounter(ctx, io.Discard, fake.NewClientset(seedPods(c.Namespace)...), c.Namespace); err != nil {
 		return err
@@ -381,19 +428,4 @@ func startCounter(ctx context.Context, client kubernetes.Interface, ns string) (
 	}
 	factory.Start(ctx.Done())
 	return counter, pods.Lister(), stop, nil
-}
-
-// podsResource is what the fake's tracker files pods under.
-var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
-
-// seedPods are the pods every test of the counter starts from.
-func seedPods(ns string) []runtime.Object {
-	return []runtime.Object{newPod(ns, "web-1", "web"), newPod(ns, "api-1", "api")}
-}
-
-// newPod is a pod of an app, which no scheduler or kubelet will touch.
-func newPod(ns, name, app string) *corev1.Pod {
-	p := show.GatedPod(name, cluster.Labels("app", app))
-	p.Namespace = ns
-	return p
 }

@@ -2,8 +2,8 @@ package main
 
 // What the chapter needs only to show what happens: a tapped
 // ListWatch, a watch reactor that says when a watch opens, the fake's
-// recorded actions as requests, watch events read and named, and the
-// formatting of the steps' lines.
+// recorded actions as requests, watch events read and named, the
+// probes' pods, and the formatting of the steps' lines.
 
 import (
 	"context"
@@ -269,4 +269,23 @@ var choices = []string{
 	"envtest           + a real kube-apiserver: validation,      seconds        kube-apiserver and etcd",
 	"                    admission, CRDs, server-side apply",
 	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
+}
+
+// eventTypes is events as eventsUntil describes them ("MODIFIED
+// pod/x"), their types only: "MODIFIED, DELETED".
+func eventTypes(got []string) string {
+	types := make([]string, len(got))
+	for i, ev := range got {
+		types[i], _, _ = strings.Cut(ev, " ")
+	}
+	return strings.Join(types, ", ")
+}
+
+// replayed says what a watch delivered before the last of got, the
+// event that ends what the watch has to say about the past.
+func replayed(got []string) string {
+	if len(got) <= 1 {
+		return "no event: the delete is lost"
+	}
+	return eventTypes(got[:len(got)-1]) + ", replayed"
 }

@@ -1,22 +1,16 @@
 package main
 
-// The probes of step 5. Each does one thing to pods, through any
-// clientset's PodInterface, and says what came back; step 5 runs each
-// on a new fake and on the cluster, and prints the two side by side.
+// Step 5's table of probes, and the probes that watch. Each probe does
+// one thing to pods, through any clientset's PodInterface, and says what
+// came back; main.go holds the probes that write.
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // probe is one line of step 5: what it does, and the doing.
@@ -35,52 +29,6 @@ var probes = []probe{
 	{"delete, on a watch", deleteOnWatch},
 	{"LIST, delete, WATCH", deleteBeforeWatch},
 }
-
-// !+probes
-// createPod shows what the server fills in: the name, defaults; and
-// what it leaves out of what Create returns: kind.
-func createPod(ctx context.Context, pods corev1client.PodInterface) (string, error) {
-	p := probePod("")
-	p.GenerateName = "gen-"
-	p, err := pods.Create(ctx, p, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("name=%q restart=%q kind=%q",
-		masked(p.Name, "gen-"), p.Spec.RestartPolicy, p.Kind), nil
-}
-
-// updateImage changes a pod's spec, which bumps metadata.generation.
-func updateImage(ctx context.Context, pods corev1client.PodInterface) (string, error) {
-	p, err := pods.Create(ctx, probePod("image"), metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	before := fmt.Sprintf("rv=%q gen=%d", p.ResourceVersion, p.Generation)
-	p.Spec.Containers[0].Image = "nginx:1.28"
-	p, err = pods.Update(ctx, p, metav1.UpdateOptions{})
-	return fmt.Sprintf("%s → rv=%q gen=%d", before, p.ResourceVersion, p.Generation), err
-}
-
-// staleUpdate: two writers read a pod, then both write it.
-func staleUpdate(ctx context.Context, pods corev1client.PodInterface) (string, error) {
-	p, err := pods.Create(ctx, probePod("stale"), metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	first, second := p.DeepCopy(), p.DeepCopy()
-	first.Labels["writer"] = "first"
-	if _, err := pods.Update(ctx, first, metav1.UpdateOptions{}); err != nil {
-		return "", err
-	}
-	second.Labels["writer"] = "second"
-	if _, err = pods.Update(ctx, second, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
-		return "the second gets 409 Conflict", nil
-	}
-	return "both accepted, first one lost", err
-}
-
-// !-probes
 
 // watchWith watches, from the current resourceVersion, with a selector
 // that picks pod <prefix>-yes; changes <prefix>-no, then <prefix>-yes;
@@ -124,7 +72,7 @@ func deleteOnWatch(ctx context.Context, pods corev1client.PodInterface) (string,
 		return "", err
 	}
 	got, err := eventsUntil(ctx, w, "DELETED pod/deleted")
-	return strings.ReplaceAll(strings.Join(got, ", "), " pod/deleted", ""), err
+	return eventTypes(got), err
 }
 
 // deleteBeforeWatch is a reflector's LIST, a delete, then its WATCH
@@ -147,10 +95,7 @@ func deleteBeforeWatch(ctx context.Context, pods corev1client.PodInterface) (str
 	}
 	defer w.Stop()
 	got, err := eventsUntil(ctx, w, "ADDED pod/after")
-	if len(got) == 1 {
-		return "no event: the delete is lost", err
-	}
-	return strings.ReplaceAll(strings.Join(got[:len(got)-1], ", "), " pod/gone", "") + ", replayed", err
+	return replayed(got), err
 }
 
 // createAndList creates pods and returns the resourceVersion of a LIST
@@ -166,10 +111,4 @@ func createAndList(ctx context.Context, pods corev1client.PodInterface, names ..
 		return "", err
 	}
 	return list.ResourceVersion, nil
-}
-
-// probePod is a pod of no app, so that no counter counts it; its pick
-// label is its name, for selectors.
-func probePod(name string) *corev1.Pod {
-	return show.GatedPod(name, cluster.Labels("pick", name))
 }

@@ -9,6 +9,9 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
@@ -31,8 +34,9 @@ type ClientFaults struct {
 }
 
 type answer struct {
-	match func(apiserver.Request) bool
-	err   *apierrors.StatusError
+	match    func(apiserver.Request) bool
+	err      *apierrors.StatusError
+	inStream bool // 200 and one ERROR event, as a watch is refused
 }
 
 // Faults returns the faults of this cluster's clients.
@@ -96,13 +100,24 @@ func (f *ClientFaults) ReleaseWatches() {
 func (f *ClientFaults) Answer(match func(apiserver.Request) bool, err *apierrors.StatusError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.answers = append(f.answers, answer{match, err})
+	f.answers = append(f.answers, answer{match: match, err: err})
+}
+
+// AnswerWatch makes the transport answer, itself, the next watch request
+// that match accepts as kube-apiserver answers a watch it cannot serve
+// from the resourceVersion asked (its watch cache's "too old resource
+// version"): 200 OK, then one ERROR event carrying err's Status, then the
+// end of the stream. Answer, by contrast, refuses the request itself.
+func (f *ClientFaults) AnswerWatch(match func(apiserver.Request) bool, err *apierrors.StatusError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers = append(f.answers, answer{match: match, err: err, inStream: true})
 }
 
 // roundTrip is the faults' part of the recording transport.
 func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
-	if err := f.answerFor(apiserver.NewRequest(r)); err != nil {
-		return statusResponse(r, err), nil
+	if a, ok := f.answerFor(apiserver.NewRequest(r)); ok {
+		return a.response(r), nil
 	}
 	resp, err := next.RoundTrip(r)
 	if err != nil || resp.StatusCode != http.StatusOK || r.URL.Query().Get("watch") != "true" {
@@ -120,16 +135,16 @@ func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (*http
 }
 
 // answerFor takes the first answer whose match accepts req, if any.
-func (f *ClientFaults) answerFor(req apiserver.Request) *apierrors.StatusError {
+func (f *ClientFaults) answerFor(req apiserver.Request) (answer, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, a := range f.answers {
 		if a.match(req) {
 			f.answers = append(f.answers[:i], f.answers[i+1:]...)
-			return a.err
+			return a, true
 		}
 	}
-	return nil
+	return answer{}, false
 }
 
 // held returns the channel ReleaseWatches closes, or nil when nothing is
@@ -146,19 +161,24 @@ func (f *ClientFaults) forget(w *watchBody) {
 	delete(f.watches, w)
 }
 
-// statusResponse is the response kube-apiserver gives for err: its
-// Status as JSON, with the Status's code.
-func statusResponse(r *http.Request, err *apierrors.StatusError) *http.Response {
-	st := err.Status()
+// response is the answer as kube-apiserver would give it: the Status as
+// JSON with its code, or, in a watch's stream, 200 and one ERROR event.
+func (a answer) response(r *http.Request) *http.Response {
+	st := a.err.Status()
 	st.Kind, st.APIVersion = "Status", "v1"
 	body, _ := json.Marshal(st) // a Status always marshals
+	code := int(st.Code)
 	h := http.Header{"Content-Type": {"application/json"}}
-	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+	if a.inStream {
+		code = http.StatusOK
+		body, _ = json.Marshal(metav1.WatchEvent{Type: string(watch.Error), Object: runtime.RawExtension{Raw: body}})
+		body = append(body, '\n')
+	} else if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	return &http.Response{
-		Status:        strconv.Itoa(int(st.Code)) + " " + http.StatusText(int(st.Code)),
-		StatusCode:    int(st.Code),
+		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
+		StatusCode:    code,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,

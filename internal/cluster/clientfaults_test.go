@@ -129,3 +129,28 @@ func TestAnswer(t *testing.T) {
 		t.Fatalf("answered list: %v, want 429", err)
 	}
 }
+
+// TestAnswerWatch: a watch answered in its stream opens (200) and
+// delivers one ERROR event whose Status is the 410, as kube-apiserver
+// answers a watch from a resourceVersion older than its window.
+func TestAnswerWatch(t *testing.T) {
+	c := connectForFaults(t)
+	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
+	c.Faults().AnswerWatch(func(r apiserver.Request) bool { return r.Verb == "watch" },
+		apierrors.NewResourceExpired("too old resource version: 1 (5)"))
+	w, err := cms.Watch(t.Context(), metav1.ListOptions{ResourceVersion: "1"})
+	if err != nil {
+		t.Fatalf("watch answered in its stream: %v, want it opened", err)
+	}
+	defer w.Stop()
+	ev, ok := next(t, w)
+	if !ok || ev.Type != watch.Error {
+		t.Fatalf("first event %v %v, want ERROR", ok, ev.Type)
+	}
+	if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) || err.Error() != "too old resource version: 1 (5)" {
+		t.Fatalf("ERROR event carries %v, want the 410", err)
+	}
+	if ev, ok := next(t, w); ok {
+		t.Fatalf("after the ERROR event: %v, want the stream ended", ev.Type)
+	}
+}

@@ -1,19 +1,16 @@
 package main
 
 // What the chapter needs only to print what it found: aligned rows,
-// sorted keys and names, the indices map and the request log; and
-// start, the goroutine plumbing of step 5's informer. Nothing here
-// changes a store; main.go is the lesson.
+// sorted keys and names, the indices map and the request log. Nothing
+// here changes a store; main.go is the lesson.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
@@ -132,18 +129,6 @@ func printRequests(w io.Writer, what string, reqs []apiserver.Request) {
 func printCost(w io.Writer, what string, names []string, before int, c *cluster.Cluster) {
 	fmt.Fprintf(w, "  %s\t%s\trequests %d -> %d\n",
 		what, strings.Join(names, " "), before, len(c.Requests()))
-}
-
-// start runs an informer in the background until stop, which cancels
-// its context and waits for it to return; stop may be called again.
-func start(ctx context.Context, run func(context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { run(ctx) })
-	return sync.OnceFunc(func() {
-		cancel()
-		wg.Wait()
-	})
 }
 
 // either is v, or err if the call that returned them failed.
