@@ -194,8 +194,7 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	return read.err
 }
 
-// The chapter's InformerMetricsProvider: client-go asks it for each
-// metric of a named informer, and sets or observes what it returns.
+// What client-go asks the chapter's InformerMetricsProvider for.
 // !+provider
 func (p *informerMetricsProvider) NewStoreResourceVersionMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
 	return informerGauge{id, p.of(id, true).storeRV}
@@ -328,7 +327,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	printShutDownAtOnce(out, err, lines.Drain())
 
 	// !+noHandler
-	created, err := createPod(ctx, c, "web-5")
+	created, err := createPods(ctx, c, "web-5")
 	if err != nil {
 		return err
 	}
@@ -351,9 +350,8 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 }
 
 // readYourOwnWrites writes, then reads the lister: at once, it can be
-// stale; once the store has reached the write's resourceVersion, not.
-// To make the read at once stale for sure, on any cluster, the client
-// holds back its watch's bytes (a client-side fault) until it has read.
+// stale (here for sure: the client holds the event back); once the
+// store has reached the write's resourceVersion, not.
 func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. Read your own writes: wait until the store has the write's resourceVersion")
 	gates := clientfeatures.FeatureGates()
@@ -437,17 +435,13 @@ func setRelease(ctx context.Context, c *cluster.Cluster, name, release string) (
 		patch, metav1.PatchOptions{})
 }
 
-// createPod creates a gated pod (one no scheduler or kubelet touches).
-func createPod(ctx context.Context, c *cluster.Cluster, name string) (*corev1.Pod, error) {
-	pod := show.GatedPod(name, cluster.Labels("app", "web"))
-	return c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-}
-
-// createPods creates gated pods, one after the other, and returns the
-// last as the server answered (with its resourceVersion).
+// createPods creates gated pods (no scheduler or kubelet touches them),
+// one after the other, and returns the last as the server answered.
 func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last *corev1.Pod, err error) {
 	for _, name := range names {
-		if last, err = createPod(ctx, c, name); err != nil {
+		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		last, err = c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
 			return nil, err
 		}
 	}
