@@ -76,10 +76,11 @@ func TestExercise1FailFast(t *testing.T) {
 	}
 }
 
-// TestExercise2UpdateAndRead holds the informer's watch at the server,
-// so its store cannot catch up: updateAndRead must then wait (until its
-// context ends), not return what the store had. Once the watch is let
-// go, it must return the new version.
+// TestExercise2UpdateAndRead holds back, in the client, what the
+// informer's watch sends (as step 5 does), so its store cannot catch up:
+// updateAndRead must then wait (until its context ends), not return what
+// the store had. Once the watch's bytes are let go, it must return the
+// new version.
 func TestExercise2UpdateAndRead(t *testing.T) {
 	c := chaptertest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -98,17 +99,14 @@ func TestExercise2UpdateAndRead(t *testing.T) {
 	}
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 
-	// One event on the open watch first (a watch that ends having
-	// delivered nothing within a second makes the reflector back off).
 	pod, err := updateAndRead(ctx, pods, store, "web-1", "v1")
 	notWritten(t, err, "updateAndRead")
 	if err != nil || pod.Labels["release"] != "v1" {
 		t.Fatalf("updateAndRead v1: %v, %v", podLabels(pod), err)
 	}
 
-	c.Server.HoldWatches()
-	defer c.Server.ReleaseWatches()
-	c.Server.DropWatches()
+	c.Faults().HoldWatches()
+	defer c.Faults().ReleaseWatches()
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancelShort()
 	pod, err = updateAndRead(short, pods, store, "web-1", "v2")
@@ -116,7 +114,7 @@ func TestExercise2UpdateAndRead(t *testing.T) {
 		t.Fatalf("with the watch held, updateAndRead returned %v: the store could not have the write yet",
 			podLabels(pod))
 	}
-	c.Server.ReleaseWatches()
+	c.Faults().ReleaseWatches()
 
 	pod, err = updateAndRead(ctx, pods, store, "web-1", "v3")
 	if err != nil || pod.Labels["release"] != "v3" {

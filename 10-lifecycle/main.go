@@ -6,10 +6,10 @@
 //
 // Read alongside (client-go v0.37.2): tools/cache/shared_informer.go,
 // identity.go, informer_metrics.go, store.go, the_real_fifo.go,
-// informers/factory.go, util/workqueue/metrics.go. metrics.go holds the
-// chapter's metrics providers, logs.go what captures client-go's log,
-// handlers.go the pods and handlers the steps use and what they have the
-// workshop cluster do; the print* functions there print what a step saw.
+// informers/factory.go, util/workqueue/metrics.go. What only shows the
+// lesson is in observe.go: the handlers that wait on a step's schedule,
+// the loggers and metrics that keep what client-go reports, and the
+// print* functions that format what a step read.
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,10 +99,10 @@ func refusedList(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // 403 Forbidden: on a real cluster it impersonates a user no RBAC rule
 // names (a user who may not impersonate gets a 403 for that instead);
 // the workshop cluster ignores impersonation, so it is told to refuse.
-// Its 403s do not end the run (cluster.ConfigExpecting403), and its
+// Its 403s do not end the run (cluster.UnguardedConfig), and its
 // requests are in the request log like every other client's.
 func clientWithoutGrant(c *cluster.Cluster) (kubernetes.Interface, error) {
-	cfg := c.ConfigExpecting403()
+	cfg := c.UnguardedConfig()
 	cfg.Impersonate.UserName = nobody
 	refusePods(c, nobody)
 	return kubernetes.NewForConfig(cfg)
@@ -159,19 +160,23 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		return err
 	}
 
-	m := newMetricsPrinter(ctx, out, informerMetrics.get(name.Name(), "pods"), qm)
-	m.printSynced()
+	// What client-go made for the informer of pods, read as it sets it.
+	metrics := informerMetrics.get(name.Name(), corev1.SchemeGroupVersion.WithResource("pods"))
+	read := &awaiter{ctx: ctx}
+	printSynced(out, read.next(metrics.queued, 2), read.next(metrics.storeRV, 1), read.next(qm.depth, 1))
 	if _, err := createPods(ctx, c, "slow"); err != nil {
 		return err
 	}
-	m.awaitHeld() // slow is queued, popped, and held in its index
+	held := read.next(metrics.queued, 2) // slow is queued, popped, and held in its index
 	last, err := createPods(ctx, c, "web-2", "web-3", "web-4")
 	if err != nil {
 		return err
 	}
-	m.printQueuedBehind() // web-2..4 wait in the RealFIFO until slow is done
+	// web-2..4 wait in the RealFIFO until slow is done, then leave in one batch.
+	printQueuedBehind(out, held, read.next(metrics.queued, 3))
 	close(release)
-	m.printReleased(last)
+	printReleased(out, read.next(metrics.queued, 1), read.next(metrics.storeRV, 2), last.ResourceVersion)
+	printAdded(out, read.next(qm.depth, 4), read.count(metrics.latency, 3))
 
 	// !+worker
 	for queue.Len() > 0 {
@@ -180,14 +185,49 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 		queue.Forget(key)
 	}
 	// !-worker
-	m.printDrained()
+	printDrained(out, read.next(qm.depth, 5), qm.adds.count(), qm.latency.count(), qm.workDuration.count())
 	cancel()
 	factory.Shutdown()
 	again, err := cache.NewInformerName("10-lifecycle")
 	fmt.Fprintf(out, "  after Shutdown, NewInformerName(%q): error %v\n", again.Name(), err)
 	again.Release()
-	return m.err
+	return read.err
 }
+
+// What client-go asks the chapter's InformerMetricsProvider for.
+// !+provider
+func (p *informerMetricsProvider) NewStoreResourceVersionMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
+	return informerGauge{id, p.of(id, true).storeRV}
+}
+
+func (p *informerMetricsProvider) NewQueuedItemMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
+	return informerGauge{id, p.of(id, false).queued}
+}
+
+func (p *informerMetricsProvider) NewProcessingLatencyMetric(id cache.InformerNameAndResource) cache.HistogramMetric {
+	return informerGauge{id, p.of(id, false).latency}
+}
+
+// !-provider
+
+// informerGauge records values while its informer's name is reserved:
+// InformerMetricsProvider asks every metric to check, since an informer
+// may stop (and its factory release the name) while the process runs.
+// !+gauge
+type informerGauge struct {
+	id cache.InformerNameAndResource
+	s  *series
+}
+
+func (g informerGauge) Set(v float64) {
+	if g.id.Reserved() {
+		g.s.record(v)
+	}
+}
+
+func (g informerGauge) Observe(v float64) { g.Set(v) }
+
+// !-gauge
 
 // slowHandlerTrace makes client-go log a handler as slow (the conditions
 // are in the README). It needs over 1024 notifications, which a server
@@ -202,14 +242,14 @@ func slowHandlerTrace(ctx context.Context, out io.Writer, _ *cluster.Cluster) er
 		objs[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("pod-", i), Namespace: "default"}}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	defer func() { cancel(); <-done }()
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
 	// !+slowHandler
 	client := fake.NewSimpleClientset(objs...)
 	informer := corev1informers.NewPodInformer(client, "default", 0, nil)
 	handler := newSlowHandler(ctx, 2, n) // calls 2 and n take 100 ms
 	reg, err := informer.AddEventHandler(handler)
-	go func() { defer close(done); informer.RunWithContext(ctx) }()
+	wg.Go(func() { informer.RunWithContext(ctx) })
 	// Synced: all notifications wait in the handler's buffer, behind call 1.
 	cache.WaitFor(ctx, "", informer.HasSyncedChecker())
 	close(handler.gate)
@@ -243,9 +283,9 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	// !+ownContext
 	configMaps := factory.Core().V1().ConfigMaps().Informer()
 	cmCtx, stopConfigMaps := context.WithCancel(ctx)
-	cmDone := make(chan struct{})
-	go func() { defer close(cmDone); configMaps.RunWithContext(cmCtx) }()
-	defer func() { stopConfigMaps(); <-cmDone }()
+	var cmRun sync.WaitGroup
+	cmRun.Go(func() { configMaps.RunWithContext(cmCtx) })
+	defer func() { stopConfigMaps(); cmRun.Wait() }()
 	cache.WaitFor(ctx, "", configMaps.HasSyncedChecker())
 	factory.StartWithContext(ctx)
 	// !-ownContext
@@ -287,7 +327,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	printShutDownAtOnce(out, err, lines.Drain())
 
 	// !+noHandler
-	created, err := createPod(ctx, c, "web-5")
+	created, err := createPods(ctx, c, "web-5")
 	if err != nil {
 		return err
 	}
@@ -298,7 +338,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 	// !+stopOne
 	stopConfigMaps()
-	<-cmDone
+	cmRun.Wait()
 	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
 	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	// !-stopOne
@@ -310,7 +350,8 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 }
 
 // readYourOwnWrites writes, then reads the lister: at once, it can be
-// stale; once the store has reached the write's resourceVersion, not.
+// stale (here for sure: the client holds the event back); once the
+// store has reached the write's resourceVersion, not.
 func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 5. Read your own writes: wait until the store has the write's resourceVersion")
 	gates := clientfeatures.FeatureGates()
@@ -342,8 +383,11 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	}
 	printRead(out, written, cached)
 
-	release := holdWatchEvents(c)
-	defer release()
+	// !+readAtOnce
+	faults := c.Faults()
+	faults.HoldWatches() // what the watch sends now waits in the client's transport
+	defer faults.ReleaseWatches()
+	printHeld(out)
 	if written, err = setRelease(ctx, c, "web-1", "v2"); err != nil {
 		return err
 	}
@@ -352,11 +396,12 @@ func readYourOwnWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) e
 	}
 	seen := store.LastStoreSyncResourceVersion()
 	order, err := resourceversion.CompareResourceVersion(seen, written.ResourceVersion)
-	printAtOnce(out, c.Embedded(), written, cached, seen, order, err)
-	release()
+	printAtOnce(out, written, cached, seen, order, err)
+	faults.ReleaseWatches()
 	if err := waitForStore(ctx, store, written.ResourceVersion); err != nil {
 		return err
 	}
+	// !-readAtOnce
 	if cached, err = lister.Get("web-1"); err != nil {
 		return err
 	}
@@ -388,4 +433,17 @@ func setRelease(ctx context.Context, c *cluster.Cluster, name, release string) (
 	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
 	return c.Client.CoreV1().Pods(c.Namespace).Patch(ctx, name, types.MergePatchType,
 		patch, metav1.PatchOptions{})
+}
+
+// createPods creates gated pods (no scheduler or kubelet touches them),
+// one after the other, and returns the last as the server answered.
+func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last *corev1.Pod, err error) {
+	for _, name := range names {
+		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		last, err = c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return last, nil
 }

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sync"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
@@ -24,7 +22,7 @@ type recordingTransport struct {
 	next     http.RoundTripper
 	rec      *recorder
 	faults   *ClientFaults
-	allow403 bool // see ConfigExpecting403
+	allow403 bool // see UnguardedConfig
 }
 
 func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -59,17 +57,4 @@ func (c *Cluster) ResetRequests() {
 	c.rec.mu.Lock()
 	defer c.rec.mu.Unlock()
 	c.rec.reqs = nil
-}
-
-// ConfigExpecting403 is a copy of Config for a client that a chapter
-// means to be refused (10-lifecycle teaches what a 403 does to an
-// informer): its requests are recorded like any other, but a 403 it gets
-// does not end the run (see stopOnForbidden).
-func (c *Cluster) ConfigExpecting403() *rest.Config {
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WrapTransport = c.base
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return recordingTransport{next: rt, rec: &c.rec, faults: &c.faults, allow403: true}
-	})
-	return cfg
 }

@@ -87,29 +87,6 @@ var klogFlags = sync.OnceValue(func() *flag.FlagSet {
 	return kfs
 })
 
-// QuietKlogAfter silences klog once ctx ends, unless -v asked for
-// client-go's log: a request cut off by Ctrl-C (or by a 403 that ends
-// the run) can make client-go log "Unexpected error when reading
-// response body" err="context canceled" straight to klog
-// (rest/request.go), which says only that the run ended, after which
-// Exit's one line is the whole report. The returned func stops it.
-func (f Flags) QuietKlogAfter(ctx context.Context) (stop func() bool) {
-	if f.Verbosity > 0 {
-		return func() bool { return false }
-	}
-	return context.AfterFunc(ctx, quietKlog)
-}
-
-// quietKlog sends klog's output nowhere: not to stderr (LogToStderr),
-// not to the log "files" (SetOutput), and no error back to stderr past
-// the threshold (which Set stores atomically). Each of the three is safe
-// while others log.
-func quietKlog() {
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
-	_ = klogFlags().Set("stderrthreshold", "FATAL")
-}
-
 // Signals returns a context that ends at Ctrl-C or SIGTERM.
 func Signals() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
