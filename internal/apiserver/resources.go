@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -209,6 +210,13 @@ func defaultPod(obj runtime.Object, _ metav1.Time) {
 // defaultPodSpec fills the defaults of a pod spec, a pod's or a
 // template's (transcript 30).
 func defaultPodSpec(s *corev1.PodSpec) {
+	// serviceAccount is the deprecated alias of serviceAccountName; the
+	// defaults keep the two equal, serviceAccountName winning
+	// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/core/v1/defaults.go#L249).
+	if s.ServiceAccountName == "" {
+		s.ServiceAccountName = s.DeprecatedServiceAccount
+	}
+	s.DeprecatedServiceAccount = s.ServiceAccountName
 	for i := range s.InitContainers {
 		defaultContainer(&s.InitContainers[i])
 	}
@@ -250,7 +258,10 @@ func defaultContainer(c *corev1.Container) {
 }
 
 // admitPod adds what admission plugins and the pod create strategy add:
-// default tolerations, priority, and the initial status (transcript 01).
+// the service account and its token volume, default tolerations,
+// priority, and the initial status (transcript 01; the service account
+// as kube-apiserver v1.37.2's ServiceAccount admission plugin does,
+// which the transcripts' server ran without).
 func admitPod(obj runtime.Object, now metav1.Time) {
 	p := obj.(*corev1.Pod)
 	s := &p.Spec
@@ -273,6 +284,7 @@ func admitPod(obj runtime.Object, now metav1.Time) {
 		pp := corev1.PreemptLowerPriority
 		s.PreemptionPolicy = &pp
 	}
+	admitServiceAccount(p)
 	if p.Status.Phase == "" {
 		p.Status.Phase = corev1.PodPending
 	}
@@ -292,6 +304,104 @@ func admitPod(obj runtime.Object, now metav1.Time) {
 			}
 		}
 	}
+}
+
+// The ServiceAccount admission plugin's names
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/plugin/pkg/admission/serviceaccount/admission.go#L44).
+const (
+	defaultServiceAccount   = "default"
+	serviceAccountVolume    = "kube-api-access"
+	serviceAccountMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+)
+
+// admitServiceAccount is the ServiceAccount admission plugin's Admit on a
+// pod's create (admission.go#L138): a pod with no service account gets
+// "default", and unless automountServiceAccountToken says false, every
+// init container and container that mounts nothing at
+// serviceAccountMountPath mounts a projected volume of the token, the
+// cluster's CA and the namespace, named kube-api-access-<5 characters>
+// (mountServiceAccountToken, admission.go#L418). The workshop cluster has
+// no ServiceAccount objects: it acts as if every namespace had its
+// "default" one, as the controller-manager makes them, with no
+// automountServiceAccountToken and no imagePullSecrets of its own. A
+// mirror pod (kubelet's) is left alone, as the plugin leaves it.
+func admitServiceAccount(p *corev1.Pod) {
+	s := &p.Spec
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return
+	}
+	if s.ServiceAccountName == "" {
+		s.ServiceAccountName = defaultServiceAccount
+		s.DeprecatedServiceAccount = defaultServiceAccount
+	}
+	if s.AutomountServiceAccountToken != nil && !*s.AutomountServiceAccountToken {
+		return
+	}
+	name := ""
+	for _, v := range s.Volumes {
+		if strings.HasPrefix(v.Name, serviceAccountVolume+"-") {
+			name = v.Name
+			break
+		}
+	}
+	hasVolume := name != ""
+	if !hasVolume {
+		name = serviceAccountVolume + "-" + volumeSuffix(p.Namespace, p.Name)
+	}
+	mounted := false
+	mount := func(c *corev1.Container) {
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == serviceAccountMountPath {
+				return
+			}
+		}
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, ReadOnly: true, MountPath: serviceAccountMountPath})
+		mounted = true
+	}
+	for i := range s.InitContainers {
+		mount(&s.InitContainers[i])
+	}
+	for i := range s.Containers {
+		mount(&s.Containers[i])
+	}
+	if hasVolume || !mounted {
+		return
+	}
+	s.Volumes = append(s.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{
+			DefaultMode: ptr.To(corev1.ProjectedVolumeSourceDefaultMode),
+			Sources: []corev1.VolumeProjection{
+				// An hour and 7 s: kube-apiserver's
+				// WarnOnlyBoundTokenExpirationSeconds.
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+				{ConfigMap: &corev1.ConfigMapProjection{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+					Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+				}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+					Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+				}}}},
+			},
+		},
+	}})
+}
+
+// volumeSuffix stands in for the 5 random characters kube-apiserver
+// gives the token volume (names.SimpleNameGenerator): the same
+// characters, but taken from a hash of the pod's namespace and name, so
+// that the workshop cluster's output is the same at every run, and a pod
+// made again under its old name gets its old volume name.
+func volumeSuffix(namespace, name string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // k8s.io/apimachinery/pkg/util/rand's
+	h := fnv.New32a()
+	h.Write([]byte(namespace + "/" + name))
+	n := h.Sum32()
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = alphabet[n%uint32(len(alphabet))]
+		n /= uint32(len(alphabet))
+	}
+	return string(b)
 }
 
 // toleratesNoExecute reports whether tolerations already tolerate the

@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -132,7 +133,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cannot build a client: %w", err)
 	}
 	c.Client = client
-	if err := c.prepare(ctx); err != nil {
+	if err := c.prepare(ctx, answerWithin); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -181,10 +182,14 @@ func unwrapPathError(err error) error {
 	return err
 }
 
+// answerWithin bounds Connect's checks of the server: a server that
+// accepted the connection and said nothing by then is not going to.
+const answerWithin = 10 * time.Second
+
 // prepare checks the server answers, makes sure the namespace exists and
-// removes what an earlier run left behind.
-func (c *Cluster) prepare(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// removes what an earlier run left behind, all within the given time.
+func (c *Cluster) prepare(ctx context.Context, within time.Duration) error {
+	pctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	// GET /version, bounded by the timeout (ServerVersion() takes no
 	// context, and an unroutable address would hang it).
@@ -304,13 +309,25 @@ func describe(err error) string {
 }
 
 // describeConnect is describe for the checks Connect makes under its own
-// timeout: there, and only there, a deadline means the server did not
-// answer. (A chapter's own wait guard expiring says so itself.)
+// timeout: there, and only there, a timeout means the server did not
+// answer. (A chapter's own wait guard expiring says so itself.) Two
+// timeouts race when a server accepts the connection and never answers:
+// Connect's deadline (answerWithin) and the TLS handshake timeout of
+// client-go's transport (10 s:
+// https://github.com/kubernetes/client-go/blob/v0.37.2/transport/cache.go#L149),
+// which net/http reports as a net.Error whose Timeout() is true
+// ("net/http: TLS handshake timeout"). Either one gets the same line.
 func describeConnect(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 		return "the API server did not answer in time"
 	}
 	return describe(err)
+}
+
+// isTimeout reports whether err is, or wraps, a net.Error that timed out.
+func isTimeout(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // Describe is describe for chapters' own errors.

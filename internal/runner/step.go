@@ -18,8 +18,9 @@ import (
 var heading = regexp.MustCompile(`^(Step \d+[a-z]?\.|Setup\.)`)
 
 // stepWriter implements --step: it passes a chapter's output through
-// unchanged, but before each step heading after the first it waits for
-// Enter, so an instructor can stop and explain. It works line by line.
+// unchanged, but before each step heading, the first one too, it waits
+// for Enter, so an instructor can introduce a step before its output
+// appears and explain its output before the next. It works line by line.
 type stepWriter struct {
 	mu      sync.Mutex
 	out     io.Writer
@@ -52,13 +53,16 @@ func (w *stepWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// writeLine writes one line, first waiting for Enter if it begins a step
-// other than the first.
+// writeLine writes one line, first waiting for Enter if it begins a step.
 func (w *stepWriter) writeLine(line []byte) error {
 	if heading.Match(line) {
 		w.steps++
-		if w.steps > 1 && !w.eof {
-			fmt.Fprint(w.prompt, "  [--step] press Enter for the next step ")
+		if !w.eof {
+			next := "the next step"
+			if w.steps == 1 {
+				next = "the first step"
+			}
+			fmt.Fprintf(w.prompt, "  [--step] press Enter for %s ", next)
 			if !w.enter() {
 				w.eof = true
 			}

@@ -2,13 +2,14 @@ package coursecheck
 
 import (
 	"go/ast"
+	"go/build"
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -110,20 +111,51 @@ func TestExercisesWired(t *testing.T) {
 }
 
 // TestSolutionsCompile type-checks the reference answers, which the
-// default build leaves out: `go vet -tags solution` on every chapter.
-// Running them is CI's job: go test -tags solution -run Exercise ./...
+// default build leaves out: every chapter's package, its tests included,
+// as -tags solution selects its files, checked with go/types against the
+// compiled export data of its imports (exportData). It catches what go
+// vet -tags solution caught here before: an answer, or a test of the
+// exercises, that does not compile against the exercise's signatures or
+// client-go's API. (go vet ran every dependency's type-check and
+// analysis again, with flags go test's vet does not share; vet's own
+// checks of the answers are CI's: .ci/run runs go vet -tags solution
+// ./..., and go test -tags solution -run Exercise ./... runs them.)
 func TestSolutionsCompile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: not running go vet -tags solution")
+		t.Skip("-short: not type-checking the reference answers")
 	}
-	args := []string{"vet", "-tags", "solution"}
+	exports, _ := exportData(t)
+	ctx := build.Default
+	ctx.BuildTags = []string{"solution"}
 	for _, ch := range chapters(t) {
-		args = append(args, "./"+ch)
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		dir := filepath.Join(root, ch)
+		pkg, err := ctx.ImportDir(dir, 0)
+		if err != nil {
+			t.Errorf("%s: %v", ch, err)
+			continue
+		}
+		if !slices.Contains(pkg.GoFiles, "exercises_solution.go") {
+			t.Errorf("%s: -tags solution does not select exercises_solution.go", ch)
+		}
+		fset := token.NewFileSet()
+		var files []*ast.File
+		for _, name := range slices.Concat(pkg.GoFiles, pkg.TestGoFiles) {
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+			if err != nil {
+				t.Errorf("%s: %v", ch, err)
+				continue
+			}
+			files = append(files, f)
+		}
+		var errs []string
+		conf := types.Config{
+			Importer: exportImporter(fset, exports),
+			Error:    func(err error) { errs = append(errs, err.Error()) },
+		}
+		_, _ = conf.Check(ch, fset, files, nil)
+		if len(errs) > 0 {
+			t.Errorf("%s with -tags solution does not compile:\n%s", ch, strings.Join(errs, "\n"))
+		}
 	}
 }
 

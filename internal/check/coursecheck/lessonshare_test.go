@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -69,14 +71,7 @@ func TestLessonShare(t *testing.T) {
 		t.Skip("type-checks every chapter")
 	}
 	chs := chapters(t)
-	var pkgs []string
-	for _, ch := range chs {
-		pkgs = append(pkgs, "./"+ch)
-	}
-	for _, ref := range lessonReferences {
-		pkgs = append(pkgs, ref.pkg)
-	}
-	exports, dirs := exportData(t, pkgs)
+	exports, dirs := exportData(t)
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-42s %6s %6s %6s %6s\n", "chapter", "lines", "code", "lesson", "share")
 	for _, ch := range chs {
@@ -113,19 +108,50 @@ type share struct {
 	listing             []string // each code line, marked
 }
 
-// exportData maps each import path the packages need to its compiled
-// export data, as go list -export reports it (from the build cache), and
-// each package to its directory.
-func exportData(t *testing.T, pkgs []string) (exports, dirs map[string]string) {
+// exportData maps each import path the chapters and lessonReferences
+// need to its compiled export data, as go list -export reports it (from
+// the build cache), and each package to its directory. It asks for the
+// dependencies of internal/check/chapterdeps, which imports every package
+// the chapters import, not for the chapters themselves: the chapters are
+// type-checked here from source (and with -tags solution too), so
+// compiling them would be wasted. This test package imports chapterdeps,
+// so go test has compiled all of it before this runs: go list compiles
+// only lessonReferences' two examples. One go list serves every test.
+func exportData(t *testing.T) (exports, dirs map[string]string) {
 	t.Helper()
-	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Export,Dir"}, pkgs...)
+	exportsOnce.Do(func() {
+		pkgs := []string{"./internal/check/chapterdeps"}
+		for _, ref := range lessonReferences {
+			pkgs = append(pkgs, ref.pkg)
+		}
+		exportsOf, dirsOf, exportsErr = goListExport(pkgs)
+	})
+	if exportsErr != nil {
+		t.Fatal(exportsErr)
+	}
+	return exportsOf, dirsOf
+}
+
+// goListFlags are the build flags this test binary was built with that
+// change how packages compile (race_test.go), so that go list asks for
+// the compiled packages go test made, not others.
+var goListFlags []string
+
+var (
+	exportsOnce       sync.Once
+	exportsOf, dirsOf map[string]string
+	exportsErr        error
+)
+
+func goListExport(pkgs []string) (exports, dirs map[string]string, err error) {
+	args := slices.Concat([]string{"list", "-export", "-deps", "-json=ImportPath,Export,Dir"}, goListFlags, pkgs)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+		return nil, nil, fmt.Errorf("go list: %v\n%s", err, stderr.Bytes())
 	}
 	exports, dirs = map[string]string{}, map[string]string{}
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -134,12 +160,22 @@ func exportData(t *testing.T, pkgs []string) (exports, dirs map[string]string) {
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		exports[p.ImportPath] = p.Export
 		dirs[p.ImportPath] = p.Dir
 	}
-	return exports, dirs
+	return exports, dirs, nil
+}
+
+// exportImporter imports packages from the export data exportData found.
+func exportImporter(fset *token.FileSet, exports map[string]string) types.Importer {
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		if exports[path] == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(exports[path])
+	})
 }
 
 // lessonShare type-checks the chapter's package (as built without tags)
@@ -176,12 +212,7 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 		Defs:  map[*ast.Ident]types.Object{},
 		Types: map[ast.Expr]types.TypeAndValue{},
 	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		if exports[path] == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(exports[path])
-	})}
+	conf := types.Config{Importer: exportImporter(fset, exports)}
 	// Checked under a path outside k8s.io, so that what the file itself
 	// defines never counts as k8s.io's (client-go's examples are k8s.io/...).
 	if _, err := conf.Check("lessonshare/"+filepath.Base(dir), fset, files, info); err != nil {

@@ -86,15 +86,16 @@ func interruptReal(t *testing.T, ch chapter, sig syscall.Signal) {
 // TestInterruptAtStepPrompt presses Ctrl-C in the middle of every
 // chapter on its default path, the embedded workshop cluster, which runs
 // inside the chapter's process. The moment is made certain with --step
-// and a terminal as stdin: the chapter has run its first step and waits
-// for Enter before the second. Ctrl-C there must end it at once (status
-// 130, one line on stderr), not whenever Enter is pressed.
+// and a terminal as stdin: the test presses Enter at the prompt before
+// the first step, so the chapter runs that step and waits for Enter before
+// the second. Ctrl-C there must end it at once (status 130, one line on
+// stderr), not whenever Enter is pressed.
 func TestInterruptAtStepPrompt(t *testing.T) {
 	t.Parallel()
 	for _, ch := range builtChapters(t) {
 		t.Run(ch.name, func(t *testing.T) {
 			t.Parallel()
-			_, tty := openTerminal(t)
+			keyboard, tty := openTerminal(t)
 			ctx, cancel := context.WithTimeout(t.Context(), limit)
 			defer cancel()
 			cmd, _, _ := ch.command(ctx, env(t), "--step")
@@ -106,17 +107,24 @@ func TestInterruptAtStepPrompt(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// Read stderr up to the prompt, which ends in no newline.
+			// Read stderr up to a prompt, which ends in no newline.
 			var seen []byte
 			buf := make([]byte, 4096)
-			for !strings.Contains(string(seen), "press Enter") {
-				n, err := stderr.Read(buf)
-				if err != nil {
-					_ = cmd.Wait()
-					t.Fatalf("no prompt for Enter: %v; stderr:\n%s", err, seen)
+			awaitPrompt := func(which string) {
+				for !strings.Contains(string(seen), "press Enter for "+which) {
+					n, err := stderr.Read(buf)
+					if err != nil {
+						_ = cmd.Wait()
+						t.Fatalf("no prompt for Enter before %s: %v; stderr:\n%s", which, err, seen)
+					}
+					seen = append(seen, buf[:n]...)
 				}
-				seen = append(seen, buf[:n]...)
 			}
+			awaitPrompt("the first step")
+			if _, err := keyboard.WriteString("\n"); err != nil {
+				t.Fatal(err)
+			}
+			awaitPrompt("the next step")
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
