@@ -265,9 +265,10 @@ var choices = []string{
 	"                  catches                                   starts in      needs installed",
 	"fake clientset    your logic, on objects as you wrote them  microseconds   nothing",
 	"workshop cluster  + the API's protocol: resourceVersions,   milliseconds   nothing (a Go package)",
-	"                    selectors, watch-list, 409, defaults",
+	"                    selectors, watch-list, 409, defaults,",
+	"                    server-side apply (built-in kinds)",
 	"envtest           + a real kube-apiserver: validation,      seconds        kube-apiserver and etcd",
-	"                    admission, CRDs, server-side apply",
+	"                    admission, CRDs and their schemas",
 	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
 }
 
