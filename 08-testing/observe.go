@@ -36,8 +36,11 @@ type tappedListWatch struct {
 	lines *show.Lines
 }
 
-func tapped(lw *cache.ListWatch, lines *show.Lines) *tappedListWatch {
-	return &tappedListWatch{ListWatch: lw, lines: lines}
+// tapped wraps lw; what its watches deliver comes on the lines it
+// returns.
+func tapped(ctx context.Context, lw *cache.ListWatch) (*tappedListWatch, *show.Lines) {
+	t := &tappedListWatch{ListWatch: lw, lines: show.NewLines(ctx)}
+	return t, t.lines
 }
 
 func (t *tappedListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -151,6 +154,21 @@ func fakeRequests(actions []clienttesting.Action) []string {
 	return lines
 }
 
+// printActions is step 1's last line: the calls the fake recorded, the
+// informer's apart from the test's.
+func printActions(out io.Writer, actions []clienttesting.Action) {
+	informer, test := splitActions(actions)
+	fmt.Fprintf(out, "  client.Actions(): the informer's %s; the test's %s\n", informer, test)
+}
+
+// printRefused is step 4's last two lines: the counts the informer
+// reached, and the test's calls the fake recorded, the refused one too.
+func printRefused(out io.Writer, counter *appCounter, actions []clienttesting.Action) {
+	_, test := splitActions(actions)
+	fmt.Fprintf(out, "  the informer saw the stored update only: counts %s\n"+
+		"  client.Actions() has the refused call too: %s\n", counter, test)
+}
+
 // splitActions sorts a fake's recorded calls into the informer's (list
 // and watch) and the test's, as "verb resource" lists. Each list is in
 // call order; how the two interleave depends on timing.
@@ -237,6 +255,17 @@ func watchedFrom(actions []clienttesting.Action) string {
 	return "(no watch)"
 }
 
+// stopwatch starts a stopwatch: each call of lap returns the time since
+// the one before, or since the start.
+func stopwatch() (lap func() time.Duration) {
+	start := time.Now()
+	return func() time.Duration {
+		d := time.Since(start)
+		start = time.Now()
+		return d
+	}
+}
+
 // printPassed is step 6's two lines: where testCounter passed, and how
 // long it took on the fake and then on the cluster named second.
 func printPassed(out io.Writer, second string, onFake, onSecond time.Duration) {
@@ -258,6 +287,14 @@ func clusterName(c *cluster.Cluster) string {
 		return "workshop cluster"
 	}
 	return "real cluster"
+}
+
+// printWhenToUseWhich is step 7: the README's table, in short. It is
+// advice, not client-go, so it is here; run calls it as a step.
+func printWhenToUseWhich(_ context.Context, out io.Writer, _ *cluster.Cluster) error {
+	fmt.Fprintln(out, "\nStep 7. When to use which")
+	show.Print(out, "  ", choices)
+	return nil
 }
 
 // choices is step 7's table. The README's is the long form.
