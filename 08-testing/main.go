@@ -131,9 +131,8 @@ func writeBetweenListAndWatch(ctx context.Context, out io.Writer, c *cluster.Clu
 	// so they write to its tracker (the clientset would deadlock), and
 	// return false to leave the watch to the tracker.
 	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
-		werr = errors.Join(
-			client.Tracker().Create(podsResource, newPod(c.Namespace, "web-2", "web"), c.Namespace),
-			client.Tracker().Delete(podsResource, c.Namespace, "api-1"))
+		errCreate := client.Tracker().Create(podsResource, newPod(c.Namespace, "web-2", "web"), c.Namespace)
+		werr = errors.Join(errCreate, client.Tracker().Delete(podsResource, c.Namespace, "api-1"))
 		return false, nil, nil
 	})
 	// !-window
@@ -267,8 +266,8 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 		}
 		refuse--
 		name := a.(clienttesting.UpdateAction).GetObject().(*corev1.Pod).Name
-		return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), name,
-			errors.New("injected by a reactor"))
+		gr := a.GetResource().GroupResource()
+		return true, nil, apierrors.NewConflict(gr, name, errors.New("injected by a reactor"))
 	})
 	// !-reactor
 	fmt.Fprintln(out, `  PrependReactor("update", "pods", …): the first update answers 409`)
