@@ -2,8 +2,9 @@ package main
 
 // What the chapter needs only to show what happens: a tapped
 // ListWatch, a watch reactor that says when a watch opens, the fake's
-// recorded actions as requests, watch events read and named, the
-// probes' pods, and the formatting of the steps' lines.
+// recorded actions as requests, watch events read and named, a
+// stopwatch, the formatting of the steps' lines, and step 7, a table of
+// advice with no client-go in it.
 
 import (
 	"context"
