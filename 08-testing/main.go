@@ -19,7 +19,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,11 +43,11 @@ func main() { cluster.Main("08-testing", run) }
 
 // run is the chapter: its steps, in the order they run. Steps 1, 2 and
 // 4 use fake clientsets only, in memory; steps 3, 5 and 6 also use the
-// cluster c.
+// cluster c. Step 7 is a table, not code: it is in observe.go.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster) error{
 		canonicalTest, writeBetweenListAndWatch, watchListOptOut, conflictFromReactor,
-		whatTheFakeDoesNotDo, sameTestOnWorkshopCluster, whenToUseWhich,
+		whatTheFakeDoesNotDo, sameTestOnWorkshopCluster, printWhenToUseWhich,
 	} {
 		if err := step(ctx, out, c); err != nil {
 			return err
@@ -73,8 +72,7 @@ func canonicalTest(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 	// The fake records every call. Tests check the calls they made, as
 	// sample-controller's do, apart from the informer's list and watch:
 	// how the two interleave depends on timing.
-	informer, test := splitActions(client.Actions())
-	fmt.Fprintf(out, "  client.Actions(): the informer's %s; the test's %s\n", informer, test)
+	printActions(out, client.Actions())
 	return nil
 }
 
@@ -133,9 +131,8 @@ func writeBetweenListAndWatch(ctx context.Context, out io.Writer, c *cluster.Clu
 	// so they write to its tracker (the clientset would deadlock), and
 	// return false to leave the watch to the tracker.
 	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
-		werr = errors.Join(
-			client.Tracker().Create(podsResource, newPod(c.Namespace, "web-2", "web"), c.Namespace),
-			client.Tracker().Delete(podsResource, c.Namespace, "api-1"))
+		errCreate := client.Tracker().Create(podsResource, newPod(c.Namespace, "web-2", "web"), c.Namespace)
+		werr = errors.Join(errCreate, client.Tracker().Delete(podsResource, c.Namespace, "api-1"))
 		return false, nil, nil
 	})
 	// !-window
@@ -226,8 +223,8 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	}
 	// !-listwatch
 	client.ClearActions()
-	events := show.NewLines(ctx)
-	stuck := cache.NewSharedIndexInformer(tapped(lw, events), &corev1.Pod{}, 0, cache.Indexers{})
+	tap, events := tapped(ctx, lw)
+	stuck := cache.NewSharedIndexInformer(tap, &corev1.Pod{}, 0, cache.Indexers{})
 	wg.Go(func() { stuck.RunWithContext(ctx) })
 	got, err := events.Await(ctx, 2) // the fake has two pods
 	if err != nil {
@@ -269,8 +266,8 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 		}
 		refuse--
 		name := a.(clienttesting.UpdateAction).GetObject().(*corev1.Pod).Name
-		return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), name,
-			errors.New("injected by a reactor"))
+		gr := a.GetResource().GroupResource()
+		return true, nil, apierrors.NewConflict(gr, name, errors.New("injected by a reactor"))
 	})
 	// !-reactor
 	fmt.Fprintln(out, `  PrependReactor("update", "pods", …): the first update answers 409`)
@@ -305,9 +302,7 @@ func conflictFromReactor(ctx context.Context, out io.Writer, c *cluster.Cluster)
 	if err := counter.await(ctx, "api=2"); err != nil {
 		return err
 	}
-	_, test := splitActions(client.Actions())
-	fmt.Fprintf(out, "  the informer saw the stored update only: counts %s\n"+
-		"  client.Actions() has the refused call too: %s\n", counter, test)
+	printRefused(out, counter, client.Actions())
 	return nil
 }
 
@@ -378,12 +373,11 @@ func staleUpdate(ctx context.Context, pods corev1client.PodInterface) (string, e
 // it), each timed.
 func sameTestOnWorkshopCluster(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 6. The same test against a real API server")
-	start := time.Now()
+	lap := stopwatch()
 	if err := testCounter(ctx, io.Discard, fake.NewClientset(seedPods(c.Namespace)...), c.Namespace); err != nil {
 		return err
 	}
-	onFake := time.Since(start)
-	start = time.Now()
+	onFake := lap()
 	client, ns := c.Client, c.Namespace
 	// !+workshop
 	if c.Embedded() {
@@ -403,29 +397,21 @@ func sameTestOnWorkshopCluster(ctx context.Context, out io.Writer, c *cluster.Cl
 		return err
 	}
 	// !-workshop
-	printPassed(out, testedOn(c), onFake, time.Since(start))
-	return nil
-}
-
-// whenToUseWhich is step 7: the README's table, in short.
-func whenToUseWhich(_ context.Context, out io.Writer, _ *cluster.Cluster) error {
-	fmt.Fprintln(out, "\nStep 7. When to use which")
-	show.Print(out, "  ", choices)
+	printPassed(out, testedOn(c), onFake, lap())
 	return nil
 }
 
 // startCounter is step 1's informer and counter, started, for the
 // steps after it. stop cancels the informer and waits for it to end.
 func startCounter(ctx context.Context, client kubernetes.Interface, ns string) (*appCounter, listersv1.PodLister, func(), error) {
-	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	stop := func() { cancel(); factory.Shutdown() }
 	counter := newAppCounter()
 	pods := factory.Core().V1().Pods()
 	if _, err := pods.Informer().AddEventHandler(counter); err != nil {
-		stop()
-		return nil, nil, nil, err
+		return nil, nil, nil, err // nothing started yet: nothing to stop
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	factory.Start(ctx.Done())
+	stop := func() { cancel(); factory.Shutdown() }
 	return counter, pods.Lister(), stop, nil
 }

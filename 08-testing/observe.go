@@ -2,8 +2,9 @@ package main
 
 // What the chapter needs only to show what happens: a tapped
 // ListWatch, a watch reactor that says when a watch opens, the fake's
-// recorded actions as requests, watch events read and named, the
-// probes' pods, and the formatting of the steps' lines.
+// recorded actions as requests, watch events read and named, a
+// stopwatch, the formatting of the steps' lines, and step 7, a table of
+// advice with no client-go in it.
 
 import (
 	"context"
@@ -36,8 +37,11 @@ type tappedListWatch struct {
 	lines *show.Lines
 }
 
-func tapped(lw *cache.ListWatch, lines *show.Lines) *tappedListWatch {
-	return &tappedListWatch{ListWatch: lw, lines: lines}
+// tapped wraps lw; what its watches deliver comes on the lines it
+// returns.
+func tapped(ctx context.Context, lw *cache.ListWatch) (*tappedListWatch, *show.Lines) {
+	t := &tappedListWatch{ListWatch: lw, lines: show.NewLines(ctx)}
+	return t, t.lines
 }
 
 func (t *tappedListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -151,6 +155,21 @@ func fakeRequests(actions []clienttesting.Action) []string {
 	return lines
 }
 
+// printActions is step 1's last line: the calls the fake recorded, the
+// informer's apart from the test's.
+func printActions(out io.Writer, actions []clienttesting.Action) {
+	informer, test := splitActions(actions)
+	fmt.Fprintf(out, "  client.Actions(): the informer's %s; the test's %s\n", informer, test)
+}
+
+// printRefused is step 4's last two lines: the counts the informer
+// reached, and the test's calls the fake recorded, the refused one too.
+func printRefused(out io.Writer, counter *appCounter, actions []clienttesting.Action) {
+	_, test := splitActions(actions)
+	fmt.Fprintf(out, "  the informer saw the stored update only: counts %s\n"+
+		"  client.Actions() has the refused call too: %s\n", counter, test)
+}
+
 // splitActions sorts a fake's recorded calls into the informer's (list
 // and watch) and the test's, as "verb resource" lists. Each list is in
 // call order; how the two interleave depends on timing.
@@ -237,6 +256,17 @@ func watchedFrom(actions []clienttesting.Action) string {
 	return "(no watch)"
 }
 
+// stopwatch starts a stopwatch: each call of lap returns the time since
+// the one before, or since the start.
+func stopwatch() (lap func() time.Duration) {
+	start := time.Now()
+	return func() time.Duration {
+		d := time.Since(start)
+		start = time.Now()
+		return d
+	}
+}
+
 // printPassed is step 6's two lines: where testCounter passed, and how
 // long it took on the fake and then on the cluster named second.
 func printPassed(out io.Writer, second string, onFake, onSecond time.Duration) {
@@ -260,14 +290,23 @@ func clusterName(c *cluster.Cluster) string {
 	return "real cluster"
 }
 
+// printWhenToUseWhich is step 7: the README's table, in short. It is
+// advice, not client-go, so it is here; run calls it as a step.
+func printWhenToUseWhich(_ context.Context, out io.Writer, _ *cluster.Cluster) error {
+	fmt.Fprintln(out, "\nStep 7. When to use which")
+	show.Print(out, "  ", choices)
+	return nil
+}
+
 // choices is step 7's table. The README's is the long form.
 var choices = []string{
 	"                  catches                                   starts in      needs installed",
 	"fake clientset    your logic, on objects as you wrote them  microseconds   nothing",
 	"workshop cluster  + the API's protocol: resourceVersions,   milliseconds   nothing (a Go package)",
-	"                    selectors, watch-list, 409, defaults",
+	"                    selectors, watch-list, 409, defaults,",
+	"                    server-side apply (built-in kinds)",
 	"envtest           + a real kube-apiserver: validation,      seconds        kube-apiserver and etcd",
-	"                    admission, CRDs, server-side apply",
+	"                    admission, CRDs and their schemas",
 	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
 }
 
