@@ -1,9 +1,12 @@
 // Chapter 07-controller: informer → workqueue → workers. A small, real
 // controller keeps a ConfigMap "<name>-summary" in sync with each
-// Deployment; the steps show what the workqueue adds. recorder.go only
-// watches, by wrapping the queue, rate limiter, lister, client and
-// handler, and prints; stage.go stages the faults that only the
-// workshop cluster can make.
+// Deployment. It is built the way kubernetes/sample-controller's
+// controller.go is (the Controller struct, NewController, Run,
+// runWorker, processNextWorkItem, the sync, enqueue) and, like it, says
+// what it does in one log line where it happens. The steps give it work
+// and show what the workqueue adds. observe.go is the log those lines
+// go to: it hands them to the steps, which print them, and lets a step
+// hold a worker at a line; stage.go stages the relist of step 4.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -15,12 +18,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strconv"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
@@ -30,6 +36,8 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
@@ -40,9 +48,12 @@ func main() { cluster.Main("07-controller", run) }
 const workers = 3
 
 // run is the chapter, one step after the other; each step prints its
-// heading, then what happened. The steps share one controller.
+// heading, then what happened. The steps share one controller, which
+// runs, with its informer, until step 5 (or an error) stops it.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	s := &steps{out: out, c: c, rec: newRecorder(ctx, out),
+	running, stop := context.WithCancel(ctx)
+	s := &steps{out: out, c: c, running: running, stop: stop,
+		log:     newControllerLog(running),
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
@@ -59,23 +70,24 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return nil
 }
 
-// steps is what the steps share: the cluster and the controller's parts.
+// steps is what the steps share: the cluster and the controller.
 type steps struct {
 	out     io.Writer
 	c       *cluster.Cluster
 	deploys appsclient.DeploymentInterface
-	rec     *recorder // what the handler and workers did (recorder.go)
+	log     *controllerLog // where the controller logs (observe.go)
 
-	factory       informers.SharedInformerFactory
-	informer      appsinformers.DeploymentInformer
-	stopInformers context.CancelFunc
-	queue         workqueue.TypedRateLimitingInterface[string]
-	ctl           *controller
-	workers       sync.WaitGroup
+	running context.Context // the informers and the controller run in it
+	stop    context.CancelFunc
+	factory informers.SharedInformerFactory
+	ctl     *Controller
+	ran     sync.WaitGroup // ctl.Run
+	runErr  error          // what ctl.Run returned
 }
 
-// partsOfAController builds the controller from a shared informer
-// factory and a queue of keys. Workers are not started yet, on purpose.
+// partsOfAController builds the controller on a shared informer
+// factory and starts the informer. Workers are not started yet, on
+// purpose: Run starts them in step 2.
 func (s *steps) partsOfAController(ctx context.Context) error {
 	fmt.Fprintln(s.out, "Step 1. Informer → handler → workqueue: the handler only enqueues keys")
 	// !+wiring
@@ -84,36 +96,20 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = cluster.OwnSelector
 		}))
-	s.informer = s.factory.Apps().V1().Deployments()
-	// A per-key exponential backoff: 5ms, 10ms, 20ms, ... capped at
-	// 1s. (The default limiter caps at 1000s; see the README.)
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
-		5*time.Millisecond, time.Second)
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(s.rec.limiter(limiter),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "summaries"})
-	s.queue = s.rec.queue(queue)
-	s.ctl = newController(s.rec.client(s.c.Client), s.rec.lister(s.informer.Lister()), s.queue)
-	reg, err := s.informer.Informer().AddEventHandler(s.rec.handler(s.ctl.handler()))
-	// !-wiring
+	ctl, err := NewController(s.log.Logger(), s.c.Client,
+		s.factory.Apps().V1().Deployments())
 	if err != nil {
 		return err
 	}
-
-	// Workers may trust the lister once the informer has listed, and
-	// the handler has queued the keys of that list once it has synced.
-	// !+start
-	informerCtx, stopInformers := context.WithCancel(ctx)
-	s.stopInformers = stopInformers
-	s.factory.StartWithContext(informerCtx)
-	if err := s.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
-		return err
+	s.factory.Start(s.running.Done())
+	// !-wiring
+	s.ctl = ctl
+	// Run waits for this too; the step waits first, to show the cache.
+	if !cache.WaitFor(ctx, "", ctl.deploymentsSynced) {
+		return fmt.Errorf("waiting for the informer and its handler to sync: %w", context.Cause(ctx))
 	}
-	if !cache.WaitFor(ctx, "", reg.HasSyncedChecker()) {
-		return fmt.Errorf("event handler did not sync: %w", ctx.Err())
-	}
-	// !-start
 	s.printf("  informer synced, handler synced: %d deployments cached; no workers yet\n",
-		len(s.informer.Informer().GetStore().ListKeys()))
+		len(s.factory.Apps().V1().Deployments().Informer().GetStore().ListKeys()))
 	for _, d := range []*appsv1.Deployment{newDeployment("web"), newDeployment("api")} {
 		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
@@ -121,10 +117,10 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
+	if err := s.log.print(ctx, s.out, 2); err != nil { // the handler's two Adds
 		return err
 	}
-	s.printf("  queue length %d: two keys wait, no worker runs yet\n", s.queue.Len())
+	s.printf("  queue length %d: two keys wait, no worker runs yet\n", ctl.workqueue.Len())
 	return nil
 }
 
@@ -139,43 +135,62 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		printPatched(s.out, d, "")
 	}
-	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
+	if err := s.log.print(ctx, s.out, 3); err != nil { // three Adds
 		return err
 	}
 	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n",
-		s.queue.Len())
-	// !+workers
-	for range workers {
-		s.workers.Go(func() { s.ctl.runWorker(ctx) })
-	}
-	// !-workers
-	s.printf("  start %d workers\n", workers)
-	// The workers run in parallel: sorted by key, the output is stable.
-	if err := s.rec.showSorted(ctx, "both keys to sync", synced(1, "web", "api")); err != nil {
+		s.ctl.workqueue.Len())
+	// !+startRun
+	s.ran.Go(func() { s.runErr = s.ctl.Run(s.running, workers) })
+	// !-startRun
+	s.printf("  Run: start %d workers\n", workers)
+	// Two syncs of two lines each, in parallel: printed by key.
+	if err := s.log.printByKey(ctx, s.out, 4); err != nil {
 		return err
 	}
 	fmt.Fprintln(s.out, "  web: 4 events (ADD + 3 UPDATE), 1 sync, and it read release=v4")
 	return nil
 }
 
-// retryWithBackoff: two 409 Conflicts, as when someone else wrote
-// first. Each failure waits twice as long; success forgets them.
+// retryWithBackoff: someone else writes api's summary between the
+// worker's read and its write, twice; the worker's Update gets a real
+// 409 Conflict each time. Each failure waits twice as long; success
+// forgets them.
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
-	// The next two updates of configmap/api-summary answer 409 (stage.go).
-	if !s.stageConflicts() {
-		return nil // a real cluster cannot be made to; it said so
+	// Someone else: a second client, which writes the summaries too.
+	someoneElse, err := kubernetes.NewForConfig(s.c.Config)
+	if err != nil {
+		return err
 	}
+	summaries := someoneElse.CoreV1().ConfigMaps(s.c.Namespace)
+	// Hold api's next two syncs at the line they log before Update:
+	// after their GET of the summary, before their write (observe.go).
+	hold := s.log.holdBeforeUpdate(key(s.c.Namespace, "api"), 2)
+	defer hold.releaseAll()
 	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
 	printPatched(s.out, d, "")
-	if err := s.rec.show(ctx, "api to sync after its retries", synced(1, "api")); err != nil {
+	for edit := range 2 {
+		// The handler's Add, or the last try's failure; then the held try.
+		if err := s.log.print(ctx, s.out, 2); err != nil {
+			return err
+		}
+		cm, err := summaries.Patch(ctx, "api-summary", types.MergePatchType, editPatch(edit+1), metav1.PatchOptions{})
+		if err != nil {
+			return err
+		}
+		printEdited(s.out, cm)
+		hold.release()
+	}
+	// The second failure, then the third try, which works.
+	if err := s.log.print(ctx, s.out, 3); err != nil {
 		return err
 	}
 	api := key(s.c.Namespace, "api")
-	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.queue.NumRequeues(api))
+	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.ctl.workqueue.NumRequeues(api))
 	return nil
 }
 
@@ -186,7 +201,7 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	if err := s.relist(ctx); err != nil {
 		return err
 	}
-	web, err := s.informer.Lister().Deployments(s.c.Namespace).Get("web")
+	web, err := s.ctl.deploymentsLister.Deployments(s.c.Namespace).Get("web")
 	if err != nil {
 		return err
 	}
@@ -196,45 +211,45 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	_, why := skipUpdate(web, statusOnly)
 	s.printf("  filter OnUpdate(web, web with new status): skip, %s\n", why)
 
-	// The recorder holds web's next sync right after its lister read.
-	held, release := s.rec.hold(key(s.c.Namespace, "web"))
-	defer release()
+	// Hold web's next sync before it writes, while web changes again.
+	hold := s.log.holdBeforeUpdate(key(s.c.Namespace, "web"), 1)
+	defer hold.releaseAll()
 	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	printPatched(s.out, d, "  (its sync will be held after reading)")
-	if err := held(ctx); err != nil {
+	printPatched(s.out, d, "")
+	if err := s.log.print(ctx, s.out, 2); err != nil { // the Add, the held sync
 		return err
 	}
 	d, err = s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v6"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	printPatched(s.out, d, "  (while that sync is held)")
-	if err := s.rec.waitFor(ctx, "the handler to see release=v6", adds(2)); err != nil {
+	printPatched(s.out, d, "  (while web's sync is held)")
+	if err := s.log.print(ctx, s.out, 1); err != nil { // the Add
 		return err
 	}
 	s.printf("  queue length %d: web is being processed, so its Add only marked it dirty\n",
-		s.queue.Len())
-	release()
+		s.ctl.workqueue.Len())
+	hold.release()
 	fmt.Fprintln(s.out, "  release the held sync")
-	return s.rec.printMostAtOnce(ctx, "web to sync twice", synced(2, "web"))
+	return s.log.print(ctx, s.out, 3) // its end, then one more sync
 }
 
-// relist: the workshop cluster makes the informer's re-watch get 410
-// Expired, so it relists (stageOutage, in stage.go). Resync is off, yet
-// every unchanged object reaches the handler as OnUpdate(old, new), at
-// equal resourceVersions.
+// relist: the informer's re-watch gets 410 Expired, so it relists
+// (stageRelist, in stage.go). Resync is off, yet every unchanged object
+// reaches the handler as OnUpdate(old, new), at equal resourceVersions.
 func (s *steps) relist(ctx context.Context) error {
-	if !s.stageOutage(s.informer.Informer().LastSyncResourceVersion()) {
+	if !s.stageRelist(s.factory.Apps().V1().Deployments().Informer().LastSyncResourceVersion()) {
 		return nil // a real cluster cannot be made to; it said so
 	}
-	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {
+	// The relist's order is not defined: printed by key.
+	if err := s.log.printByKey(ctx, s.out, 2); err != nil {
 		return err
 	}
 	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
-		s.queue.Len())
+		s.ctl.workqueue.Len())
 	return nil
 }
 
@@ -246,82 +261,127 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(s.out, "  delete deployment/api")
-	if err := s.rec.show(ctx, "api's delete to sync", synced(1, "api")); err != nil {
+	if err := s.log.print(ctx, s.out, 3); err != nil { // the Add, the sync
 		return err
 	}
-	s.shutDown()
+	if err := s.shutDown(); err != nil {
+		return err
+	}
 	fmt.Fprintln(s.out, "  informers stopped (context canceled, factory.Shutdown returned)")
-	s.printf("  queue.ShutDown: Get reported shutdown, %d workers returned\n", workers)
+	s.printf("  Run returned: queue.ShutDown, Get reported shutdown, %d workers returned\n", workers)
 	return printLeftBehind(ctx, s.out, s.c)
 }
 
-// shutDown stops, in order, the informers (no new events) and the queue
-// (Get reports shutdown once it is empty), then waits for the workers.
-// run calls it again on its way out, which matters after an error.
-func (s *steps) shutDown() {
+// shutDown stops the informers (no new events) and the controller,
+// whose Run shuts its queue down and waits for its workers; it returns
+// what Run returned. run calls it again on its way out, which matters
+// after an error.
+func (s *steps) shutDown() error {
 	// !+shutdown
-	if s.stopInformers != nil {
-		s.stopInformers()
-		s.factory.Shutdown()
+	s.stop() // the context the informers and Run run in
+	if s.factory != nil {
+		s.factory.Shutdown() // returns once every informer has stopped
 	}
-	if s.queue != nil {
-		s.queue.ShutDown()
-	}
-	s.workers.Wait()
+	s.ran.Wait() // Run returns once its workers have
 	// !-shutdown
+	if s.ctl != nil {
+		s.ctl.workqueue.ShutDown() // in case Run never ran
+	}
+	return s.runErr
 }
 
-// controller keeps configmap/<name>-summary in sync with each Deployment.
-type controller struct {
+// Controller keeps configmap/<name>-summary in sync with each Deployment.
+type Controller struct {
+	// client writes the summaries.
 	client kubernetes.Interface
-	lister appslisters.DeploymentLister
-	queue  workqueue.TypedRateLimitingInterface[string]
-	// syncHandler is syncDeployment (sample-controller names its sync
-	// function so); tests swap in their own.
+	// deploymentsLister reads the informer's cache of Deployments.
+	deploymentsLister appslisters.DeploymentLister
+	// deploymentsSynced is done once the informer has listed and the
+	// handler below has been handed every object of that list.
+	deploymentsSynced cache.DoneChecker
+	// workqueue holds the keys of the Deployments to sync. It hands a
+	// key to one worker at a time, and keeps a key only once however
+	// often it is added while it waits.
+	workqueue workqueue.TypedRateLimitingInterface[string]
+	// syncHandler is syncDeployment. It is a field, as in the
+	// controllers of kube-controller-manager, so that tests can inject
+	// their own.
 	syncHandler func(ctx context.Context, key string) error
+	// logger is where the controller says what it did.
+	logger klog.Logger
 }
 
-func newController(client kubernetes.Interface, lister appslisters.DeploymentLister,
-	queue workqueue.TypedRateLimitingInterface[string]) *controller {
-	ctl := &controller{client: client, lister: lister, queue: queue}
-	ctl.syncHandler = ctl.syncDeployment
-	return ctl
+// NewController builds the controller: its queue, and the handler that
+// feeds the queue from the informer.
+func NewController(logger klog.Logger, client kubernetes.Interface,
+	deployments appsinformers.DeploymentInformer) (*Controller, error) {
+	// A per-key exponential backoff: 5ms, 10ms, 20ms, ... capped at
+	// 1s. (sample-controller's caps at 1000s; see the README.)
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+		5*time.Millisecond, time.Second)
+	c := &Controller{
+		client:            client,
+		deploymentsLister: deployments.Lister(),
+		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "summaries"}),
+		logger: logger,
+	}
+	c.syncHandler = c.syncDeployment
+	reg, err := deployments.Informer().AddEventHandler(c.handler())
+	if err != nil {
+		c.workqueue.ShutDown()
+		return nil, err
+	}
+	c.deploymentsSynced = reg.HasSyncedChecker()
+	return c, nil
 }
 
 // !+handler
 // handler turns informer events into keys. It does no work itself:
 // handlers run one at a time on the informer's goroutine for this
 // handler, and a slow one delays every later event.
-func (ctl *controller) handler() cache.ResourceEventHandlerFuncs {
+func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: ctl.enqueue,
+		AddFunc: func(obj any) { c.enqueue("ADD", obj) },
 		UpdateFunc: func(old, new any) {
-			if skip, _ := skipUpdate(old, new); skip {
-				return
+			switch skip, why := skipUpdate(old, new); {
+			case !skip:
+				c.enqueue("UPDATE", new)
+			case why == sameResourceVersion: // a relist or a resync: rare
+				c.logger.Info("Skip", "object", new, "old", old)
+			default: // a status write: many on a real cluster
+				c.logger.V(4).Info("Skip", "object", new, "reason", why)
 			}
-			ctl.enqueue(new)
 		},
 		// obj is the deleted Deployment, or a DeletedFinalStateUnknown
 		// if the informer only noticed the delete on a relist.
-		DeleteFunc: ctl.enqueue,
+		DeleteFunc: func(obj any) { c.enqueue("DELETE", obj) },
 	}
 }
 
 // !-handler
 
 // !+enqueue
-// enqueue adds obj's namespace/name key. DeletionHandlingMetaNamespaceKeyFunc
-// unwraps a tombstone (MetaNamespaceKeyFunc would fail on one).
-func (ctl *controller) enqueue(obj any) {
+// enqueue adds obj's namespace/name key; event is for the log line.
+// DeletionHandlingMetaNamespaceKeyFunc unwraps a tombstone
+// (MetaNamespaceKeyFunc would fail on one).
+func (c *Controller) enqueue(event string, obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
 	}
-	ctl.queue.Add(key)
+	c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
+	c.workqueue.Add(key)
 }
 
 // !-enqueue
+
+// The reasons skipUpdate gives.
+const (
+	sameResourceVersion = "same resourceVersion"
+	sameGeneration      = "same generation and labels"
+)
 
 // skipUpdate says whether an update cannot change the summary. Same
 // resourceVersion: an unchanged object of a relist, or a resync. Same
@@ -333,16 +393,38 @@ func skipUpdate(old, new any) (bool, string) {
 	case !ok1 || !ok2:
 		return false, ""
 	case o.ResourceVersion == n.ResourceVersion:
-		return true, "same resourceVersion"
+		return true, sameResourceVersion
 	case o.Generation == n.Generation && maps.Equal(o.Labels, n.Labels):
-		return true, "same generation and labels"
+		return true, sameGeneration
 	}
 	return false, ""
 }
 
+// !+run
+// Run waits for the informer's cache, starts the workers and blocks
+// until ctx ends; then it shuts the queue down and waits for the
+// workers to return.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer c.workqueue.ShutDown()
+	if !cache.WaitFor(ctx, "", c.deploymentsSynced) {
+		return fmt.Errorf("failed to wait for caches to sync: %w", context.Cause(ctx))
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { c.runWorker(ctx) })
+	}
+	<-ctx.Done()
+	// Get hands out what is still queued, then reports shutdown.
+	c.workqueue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// !-run
+
 // runWorker processes keys until the queue shuts down.
-func (ctl *controller) runWorker(ctx context.Context) {
-	for ctl.processNextWorkItem(ctx) {
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
 	}
 }
 
@@ -350,46 +432,51 @@ func (ctl *controller) runWorker(ctx context.Context) {
 // processNextWorkItem is one turn of a worker: Get a key, sync it,
 // then either Forget it (success) or AddRateLimited (retry later),
 // and always Done.
-func (ctl *controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := ctl.queue.Get()
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.workqueue.Get()
 	if shutdown {
 		return false
 	}
 	// Between Get and Done the key is "processing": no other worker
 	// can Get it, and an Add only marks it dirty. Done puts a dirty
 	// key back in the queue.
-	defer ctl.queue.Done(key)
+	defer c.workqueue.Done(key)
 
-	err := ctl.syncHandler(ctx, key)
+	err := c.syncHandler(ctx, key)
 	if err == nil {
 		// Success: forget the key's failures, so that its next
 		// failure starts again at the shortest backoff.
-		ctl.queue.Forget(key)
+		c.workqueue.Forget(key)
+		c.logger.Info("Successfully synced", "key", key)
 		return true
 	}
 	// Failure: add the key again once the rate limiter's delay for
 	// it has passed. The delay grows with each failure.
-	ctl.queue.AddRateLimited(key)
+	c.workqueue.AddRateLimited(key)
+	c.logger.Error(err, "Error syncing; requeuing for later retry", "key", key,
+		"requeues", c.workqueue.NumRequeues(key))
 	return true
 }
 
 // !-processNextWorkItem
 
+// !+syncDeployment
 // syncDeployment makes configmap/<name>-summary match the Deployment
 // named by key, read from the lister (the informer's cache): the key
 // says which object, the cache says what it looks like now.
-func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
+func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return nil // retrying cannot help
 	}
-	cms := ctl.client.CoreV1().ConfigMaps(ns)
+	cms := c.client.CoreV1().ConfigMaps(ns)
 	cmName := name + "-summary"
-	d, err := ctl.lister.Deployments(ns).Get(name)
+	d, err := c.deploymentsLister.Deployments(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		// On a real cluster the garbage collector may have deleted it
 		// first (ownerReference); NotFound means done either way.
+		c.logger.Info("Deleting summary", "key", key, "configmap", cmName)
 		err := cms.Delete(ctx, cmName, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
@@ -406,16 +493,50 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 	cm, err := cms.Get(ctx, cmName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
+		c.logger.Info("Creating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
 		_, err = cms.Create(ctx, newSummary(d, cmName, want), metav1.CreateOptions{})
 		return err
 	case err != nil:
 		return err
 	case maps.Equal(cm.Data, want):
+		c.logger.Info("Summary in sync", "key", key, "release", d.Labels["release"], "configmap", cmName)
 		return nil
 	}
 	// cm came from a GET, so it is ours to change. Update sends its
 	// resourceVersion: if someone wrote in between, 409 Conflict.
+	c.logger.Info("Updating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
 	cm.Data = want
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	return err
+}
+
+// !-syncDeployment
+
+// summaryOf is the ConfigMap data for d: its replicas and its labels
+// (the course's own label left out, it is on everything).
+func summaryOf(d *appsv1.Deployment) map[string]string {
+	l := labels.Set(maps.Clone(d.Labels))
+	delete(l, cluster.ManagedByLabel)
+	return map[string]string{
+		"replicas": strconv.Itoa(int(ptr.Deref(d.Spec.Replicas, 1))),
+		"labels":   l.String(),
+	}
+}
+
+// newSummary is the ConfigMap for d. Its ownerReference names d as its
+// controller, so a real cluster's garbage collector deletes it with d.
+// (No BlockOwnerDeletion: nothing here deletes in the foreground, and
+// setting it can need extra RBAC.)
+func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: cluster.Labels("summary-of", d.Name),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "Deployment",
+				Name: d.Name, UID: d.UID, Controller: ptr.To(true),
+			}},
+		},
+		Data: data,
+	}
 }
