@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
@@ -51,9 +52,10 @@ const workers = 3
 // heading, then what happened. The steps share one controller, which
 // runs, with its informer, until step 5 (or an error) stops it.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	running, stop := context.WithCancel(ctx)
-	s := &steps{out: out, c: c, running: running, stop: stop,
-		log:     newControllerLog(running),
+	// The informers and the controller run until step 5 (or an
+	// error) cancels ctx.
+	ctx, stop := context.WithCancel(ctx)
+	s := &steps{out: out, c: c, stop: stop, log: newControllerLog(ctx),
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
@@ -77,8 +79,7 @@ type steps struct {
 	deploys appsclient.DeploymentInterface
 	log     *controllerLog // where the controller logs (observe.go)
 
-	running context.Context // the informers and the controller run in it
-	stop    context.CancelFunc
+	stop    context.CancelFunc // stops the informers and the controller
 	factory informers.SharedInformerFactory
 	ctl     *Controller
 	ran     sync.WaitGroup // ctl.Run
@@ -96,12 +97,12 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = cluster.OwnSelector
 		}))
-	ctl, err := NewController(s.log.Logger(), s.c.Client,
-		s.factory.Apps().V1().Deployments())
+	ctx = klog.NewContext(ctx, s.log.Logger()) // the controller's logger
+	ctl, err := NewController(ctx, s.c.Client, s.factory.Apps().V1().Deployments())
 	if err != nil {
 		return err
 	}
-	s.factory.Start(s.running.Done())
+	s.factory.Start(ctx.Done())
 	// !-wiring
 	s.ctl = ctl
 	// Run waits for this too; the step waits first, to show the cache.
@@ -138,17 +139,21 @@ func (s *steps) dedup(ctx context.Context) error {
 	if err := s.log.print(ctx, s.out, 3); err != nil { // three Adds
 		return err
 	}
-	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n",
-		s.ctl.workqueue.Len())
+	s.printf("  queue length %d: web was already queued; the Adds changed nothing\n", s.ctl.workqueue.Len())
 	// !+startRun
-	s.ran.Go(func() { s.runErr = s.ctl.Run(s.running, workers) })
+	s.ran.Go(func() { s.runErr = s.ctl.Run(ctx, workers) })
 	// !-startRun
 	s.printf("  Run: start %d workers\n", workers)
 	// Two syncs of two lines each, in parallel: printed by key.
 	if err := s.log.printByKey(ctx, s.out, 4); err != nil {
 		return err
 	}
-	fmt.Fprintln(s.out, "  web: 4 events (ADD + 3 UPDATE), 1 sync, and it read release=v4")
+	web, err := s.ctl.deploymentsLister.Deployments(s.c.Namespace).Get("web")
+	if err != nil {
+		return err
+	}
+	s.printf("  web: 4 events (ADD + 3 UPDATE), 1 sync, which read the lister's release=%s\n",
+		web.Labels["release"])
 	return nil
 }
 
@@ -166,8 +171,8 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	summaries := someoneElse.CoreV1().ConfigMaps(s.c.Namespace)
 	// Hold api's next two syncs at the line they log before Update:
 	// after their GET of the summary, before their write (observe.go).
-	hold := s.log.holdBeforeUpdate(key(s.c.Namespace, "api"), 2)
-	defer hold.releaseAll()
+	api := cache.NewObjectName(s.c.Namespace, "api")
+	hold := s.log.holdBeforeUpdate(api, 2)
 	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
@@ -189,7 +194,6 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	if err := s.log.print(ctx, s.out, 3); err != nil {
 		return err
 	}
-	api := key(s.c.Namespace, "api")
 	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.ctl.workqueue.NumRequeues(api))
 	return nil
 }
@@ -198,22 +202,20 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 // being processed is never handed to a second worker.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	if err := s.relist(ctx); err != nil {
-		return err
+	// The informer's re-watch gets 410 Expired, so it relists
+	// (stage.go). Resync is off, yet every unchanged object reaches
+	// the handler as OnUpdate(old, new), at equal resourceVersions.
+	if s.stageRelist(s.factory.Apps().V1().Deployments().Informer().LastSyncResourceVersion()) {
+		// The relist's order is not defined: printed by key.
+		if err := s.log.printByKey(ctx, s.out, 2); err != nil {
+			return err
+		}
+		s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
+			s.ctl.workqueue.Len())
 	}
-	web, err := s.ctl.deploymentsLister.Deployments(s.c.Namespace).Get("web")
-	if err != nil {
-		return err
-	}
-	statusOnly := web.DeepCopy()
-	statusOnly.ResourceVersion += "0" // any other resourceVersion
-	statusOnly.Status.ObservedGeneration = web.Generation
-	_, why := skipUpdate(web, statusOnly)
-	s.printf("  filter OnUpdate(web, web with new status): skip, %s\n", why)
 
 	// Hold web's next sync before it writes, while web changes again.
-	hold := s.log.holdBeforeUpdate(key(s.c.Namespace, "web"), 1)
-	defer hold.releaseAll()
+	hold := s.log.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)
 	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
@@ -230,27 +232,9 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	if err := s.log.print(ctx, s.out, 1); err != nil { // the Add
 		return err
 	}
-	s.printf("  queue length %d: web is being processed, so its Add only marked it dirty\n",
-		s.ctl.workqueue.Len())
-	hold.release()
-	fmt.Fprintln(s.out, "  release the held sync")
-	return s.log.print(ctx, s.out, 3) // its end, then one more sync
-}
-
-// relist: the informer's re-watch gets 410 Expired, so it relists
-// (stageRelist, in stage.go). Resync is off, yet every unchanged object
-// reaches the handler as OnUpdate(old, new), at equal resourceVersions.
-func (s *steps) relist(ctx context.Context) error {
-	if !s.stageRelist(s.factory.Apps().V1().Deployments().Informer().LastSyncResourceVersion()) {
-		return nil // a real cluster cannot be made to; it said so
-	}
-	// The relist's order is not defined: printed by key.
-	if err := s.log.printByKey(ctx, s.out, 2); err != nil {
-		return err
-	}
-	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
-		s.ctl.workqueue.Len())
-	return nil
+	s.printf("  queue length %d: web is being processed; its Add only marked it dirty\n", s.ctl.workqueue.Len())
+	hold.release() // the held sync ends; Done puts web back for the next
+	return s.log.print(ctx, s.out, 3)
 }
 
 // deleteAndShutDown: a delete is one more key; the sync finds nothing
@@ -264,12 +248,17 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	if err := s.log.print(ctx, s.out, 3); err != nil { // the Add, the sync
 		return err
 	}
+	left, err := s.c.Client.CoreV1().ConfigMaps(s.c.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: cluster.OwnSelector})
+	if err != nil {
+		return err
+	}
+	printSummaries(s.out, left.Items)
 	if err := s.shutDown(); err != nil {
 		return err
 	}
-	fmt.Fprintln(s.out, "  informers stopped (context canceled, factory.Shutdown returned)")
-	s.printf("  Run returned: queue.ShutDown, Get reported shutdown, %d workers returned\n", workers)
-	return printLeftBehind(ctx, s.out, s.c)
+	fmt.Fprintln(s.out, "  informers stopped; Run returned: queue shut down, workers returned")
+	return nil
 }
 
 // shutDown stops the informers (no new events) and the controller,
@@ -302,29 +291,28 @@ type Controller struct {
 	// workqueue holds the keys of the Deployments to sync. It hands a
 	// key to one worker at a time, and keeps a key only once however
 	// often it is added while it waits.
-	workqueue workqueue.TypedRateLimitingInterface[string]
+	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	// syncHandler is syncDeployment. It is a field, as in the
 	// controllers of kube-controller-manager, so that tests can inject
 	// their own.
-	syncHandler func(ctx context.Context, key string) error
+	syncHandler func(ctx context.Context, key cache.ObjectName) error
 	// logger is where the controller says what it did.
 	logger klog.Logger
 }
 
 // NewController builds the controller: its queue, and the handler that
 // feeds the queue from the informer.
-func NewController(logger klog.Logger, client kubernetes.Interface,
+func NewController(ctx context.Context, client kubernetes.Interface,
 	deployments appsinformers.DeploymentInformer) (*Controller, error) {
 	// A per-key exponential backoff: 5ms, 10ms, 20ms, ... capped at
 	// 1s. (sample-controller's caps at 1000s; see the README.)
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
-		5*time.Millisecond, time.Second)
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Second)
 	c := &Controller{
 		client:            client,
 		deploymentsLister: deployments.Lister(),
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "summaries"}),
-		logger: logger,
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "summaries"}),
+		logger: klog.FromContext(ctx),
 	}
 	c.syncHandler = c.syncDeployment
 	reg, err := deployments.Informer().AddEventHandler(c.handler())
@@ -344,13 +332,17 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueue("ADD", obj) },
 		UpdateFunc: func(old, new any) {
-			switch skip, why := skipUpdate(old, new); {
-			case !skip:
-				c.enqueue("UPDATE", new)
-			case why == sameResourceVersion: // a relist or a resync: rare
-				c.logger.Info("Skip", "object", new, "old", old)
-			default: // a status write: many on a real cluster
-				c.logger.V(4).Info("Skip", "object", new, "reason", why)
+			o, n := old.(*appsv1.Deployment), new.(*appsv1.Deployment)
+			switch {
+			case o.ResourceVersion == n.ResourceVersion:
+				// Nothing changed: a relist, or a resync, hands
+				// over what the cache holds.
+				c.logger.Info("Skip", "object", n, "old", o)
+			case o.Generation == n.Generation && maps.Equal(o.Labels, n.Labels):
+				// A status write (the deployment controller makes
+				// them): nothing the summary shows has changed.
+			default:
+				c.enqueue("UPDATE", n)
 			}
 		},
 		// obj is the deleted Deployment, or a DeletedFinalStateUnknown
@@ -362,11 +354,11 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 // !-handler
 
 // !+enqueue
-// enqueue adds obj's namespace/name key; event is for the log line.
-// DeletionHandlingMetaNamespaceKeyFunc unwraps a tombstone
-// (MetaNamespaceKeyFunc would fail on one).
+// enqueue adds obj's key, its namespace and name; event is for the log
+// line. DeletionHandlingObjectToName unwraps a tombstone (ObjectToName
+// would fail on one).
 func (c *Controller) enqueue(event string, obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	key, err := cache.DeletionHandlingObjectToName(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
@@ -376,29 +368,6 @@ func (c *Controller) enqueue(event string, obj any) {
 }
 
 // !-enqueue
-
-// The reasons skipUpdate gives.
-const (
-	sameResourceVersion = "same resourceVersion"
-	sameGeneration      = "same generation and labels"
-)
-
-// skipUpdate says whether an update cannot change the summary. Same
-// resourceVersion: an unchanged object of a relist, or a resync. Same
-// generation and labels: on a real cluster, a status write.
-func skipUpdate(old, new any) (bool, string) {
-	o, ok1 := old.(*appsv1.Deployment)
-	n, ok2 := new.(*appsv1.Deployment)
-	switch {
-	case !ok1 || !ok2:
-		return false, ""
-	case o.ResourceVersion == n.ResourceVersion:
-		return true, sameResourceVersion
-	case o.Generation == n.Generation && maps.Equal(o.Labels, n.Labels):
-		return true, sameGeneration
-	}
-	return false, ""
-}
 
 // !+run
 // Run waits for the informer's cache, starts the workers and blocks
@@ -411,7 +380,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Go(func() { c.runWorker(ctx) })
+		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
 	<-ctx.Done()
 	// Get hands out what is still queued, then reports shutdown.
@@ -464,15 +433,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 // syncDeployment makes configmap/<name>-summary match the Deployment
 // named by key, read from the lister (the informer's cache): the key
 // says which object, the cache says what it looks like now.
-func (c *Controller) syncDeployment(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return nil // retrying cannot help
-	}
-	cms := c.client.CoreV1().ConfigMaps(ns)
-	cmName := name + "-summary"
-	d, err := c.deploymentsLister.Deployments(ns).Get(name)
+func (c *Controller) syncDeployment(ctx context.Context, key cache.ObjectName) error {
+	cms := c.client.CoreV1().ConfigMaps(key.Namespace)
+	cmName := key.Name + "-summary"
+	d, err := c.deploymentsLister.Deployments(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		// On a real cluster the garbage collector may have deleted it
 		// first (ownerReference); NotFound means done either way.

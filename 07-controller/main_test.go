@@ -85,7 +85,7 @@ func maskRV(s string) string { return rvNumber.ReplaceAllString(s, "rv=N") }
 // handler still enqueues the right key; MetaNamespaceKeyFunc would fail.
 func TestTombstone(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(
-		workqueue.DefaultTypedControllerRateLimiter[string]())
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	defer q.ShutDown()
 	log := newControllerLog(t.Context())
 	c := &Controller{workqueue: q, logger: log.Logger()}
@@ -101,7 +101,7 @@ func TestTombstone(t *testing.T) {
 			t.Error("MetaNamespaceKeyFunc accepted a tombstone")
 		}
 		h.OnDelete(tomb)
-		if key, _ := q.Get(); key != "ns/gone" {
+		if key, _ := q.Get(); key != cache.NewObjectName("ns", "gone") {
 			t.Errorf("enqueued %q, want ns/gone", key)
 		} else {
 			q.Done(key)
@@ -113,10 +113,11 @@ func TestTombstone(t *testing.T) {
 	}
 }
 
-// TestSkipUpdate pins the handler's filter.
-func TestSkipUpdate(t *testing.T) {
+// TestUpdateFilter pins which updates the handler skips: those that
+// cannot change the summary.
+func TestUpdateFilter(t *testing.T) {
 	base := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
-		Name: "web", ResourceVersion: "5", Generation: 1,
+		Namespace: "ns", Name: "web", ResourceVersion: "5", Generation: 1,
 		Labels: map[string]string{"release": "v1"}}}
 	with := func(f func(d *appsv1.Deployment)) *appsv1.Deployment {
 		d := base.DeepCopy()
@@ -126,21 +127,25 @@ func TestSkipUpdate(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		new  any
+		new  *appsv1.Deployment
 		skip bool
 	}{
-		{"resync: the same object", base, true},
+		{"relist or resync: the same object", base, true},
 		{"status only", with(func(d *appsv1.Deployment) { d.Status.Replicas = 1 }), true},
 		{"annotation only", with(func(d *appsv1.Deployment) {
 			d.Annotations = map[string]string{"a": "b"}
 		}), true},
 		{"label changed", with(func(d *appsv1.Deployment) { d.Labels["release"] = "v2" }), false},
 		{"spec changed", with(func(d *appsv1.Deployment) { d.Generation = 2 }), false},
-		{"not a deployment", "something else", false},
 	} {
-		if skip, _ := skipUpdate(base, tc.new); skip != tc.skip {
-			t.Errorf("%s: skip = %v, want %v", tc.name, skip, tc.skip)
+		q := workqueue.NewTypedRateLimitingQueue(
+			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
+		c := &Controller{workqueue: q, logger: logr.Discard()}
+		c.handler().OnUpdate(base, tc.new)
+		if skipped := q.Len() == 0; skipped != tc.skip {
+			t.Errorf("%s: skipped = %v, want %v", tc.name, skipped, tc.skip)
 		}
+		q.ShutDown()
 	}
 }
 
@@ -152,15 +157,18 @@ func TestSkipUpdate(t *testing.T) {
 func TestOneKeyOneWorker(t *testing.T) {
 	leakcheck.Verify(t)
 	q := workqueue.NewTypedRateLimitingQueue(
-		workqueue.DefaultTypedControllerRateLimiter[string]())
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	c := &Controller{workqueue: q, logger: logr.Discard()}
 
-	keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
+	var keys []cache.ObjectName
+	for _, name := range []string{"a", "b", "c", "d"} {
+		keys = append(keys, cache.NewObjectName("ns", name))
+	}
 	var written, seen sync.Map // key → last value written / last seen by a sync
 	var syncs atomic.Int64
 	var mu sync.Mutex
-	running, most := map[string]int{}, 0 // syncs of a key in progress; the most at once
-	c.syncHandler = func(ctx context.Context, key string) error {
+	running, most := map[cache.ObjectName]int{}, 0 // syncs of a key in progress; the most at once
+	c.syncHandler = func(ctx context.Context, key cache.ObjectName) error {
 		mu.Lock()
 		running[key]++
 		most = max(most, running[key])

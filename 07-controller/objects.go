@@ -47,8 +47,6 @@ func releasePatch(release string) []byte {
 	return fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
 }
 
-func key(namespace, name string) string { return namespace + "/" + name }
-
 // editedBy is the annotation someone else writes on a summary in
 // step 3: any change gives the ConfigMap a new resourceVersion.
 const editedBy = "walkthrough/edited-by"

@@ -25,11 +25,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -89,7 +87,7 @@ func (l *controllerLog) log(msg string, err error, keysAndValues []any) {
 
 // format renders a log entry as the line the chapter prints.
 func format(msg string, err error, kv map[string]any) string {
-	key, _ := kv["key"].(string)
+	key := fmt.Sprint(kv["key"])
 	switch msg {
 	case "Enqueue":
 		s := fmt.Sprintf("handler %-6s %s  rv=%s", kv["event"], key, rvOf(deploymentOf(kv["object"])))
@@ -135,7 +133,7 @@ func format(msg string, err error, kv map[string]any) string {
 // Update, the next n times; release lets one go on.
 type hold struct {
 	l      *controllerLog
-	key    string
+	key    cache.ObjectName
 	left   int           // holds still to come (under l.mu)
 	tokens chan struct{} // one per release
 }
@@ -143,8 +141,9 @@ type hold struct {
 // holdBeforeUpdate holds the next n syncs of key at their "Updating
 // summary" line: after they read the lister and GET the summary,
 // before their Update. The step awaits that line, does what it wants
-// done meanwhile, then calls release; releaseAll lets every hold go.
-func (l *controllerLog) holdBeforeUpdate(key string, n int) *hold {
+// done meanwhile, then calls release. When the controller stops, every
+// held sync goes on (so a step that fails leaves none held).
+func (l *controllerLog) holdBeforeUpdate(key cache.ObjectName, n int) *hold {
 	h := &hold{l: l, key: key, left: n, tokens: make(chan struct{}, n)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -170,18 +169,6 @@ func (h *hold) release() {
 	select {
 	case h.tokens <- struct{}{}:
 	default: // every hold already released
-	}
-}
-
-// releaseAll lets every sync this hold holds, or would, go on.
-func (h *hold) releaseAll() {
-	h.l.mu.Lock()
-	defer h.l.mu.Unlock()
-	if h.l.hold == h {
-		h.l.hold = nil
-	}
-	for range cap(h.tokens) {
-		h.release()
 	}
 }
 
@@ -255,16 +242,10 @@ func printEdited(out io.Writer, cm *corev1.ConfigMap) {
 		cm.Name, cm.ResourceVersion, editedBy, cm.Annotations[editedBy])
 }
 
-// printLeftBehind lists the summaries still on the cluster.
-func printLeftBehind(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	left, err := c.Client.CoreV1().ConfigMaps(c.Namespace).List(ctx,
-		metav1.ListOptions{LabelSelector: cluster.OwnSelector})
-	if err != nil {
-		return err
-	}
-	for _, cm := range left.Items {
+// printSummaries lists the summaries left on the cluster.
+func printSummaries(out io.Writer, cms []corev1.ConfigMap) {
+	for _, cm := range cms {
 		fmt.Fprintf(out, "  left behind: configmap/%s  labels=%s  replicas=%s\n",
 			cm.Name, cm.Data["labels"], cm.Data["replicas"])
 	}
-	return nil
 }
