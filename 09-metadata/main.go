@@ -329,7 +329,8 @@ func fiveInformers(ctx context.Context, c *cluster.Cluster) ([]cache.SharedIndex
 // dropManagedFields is a Transform for a program that never reads
 // managedFields, as most controllers do not. It changes the object in
 // place, which is allowed (the informer owns it until it is cached),
-// and is idempotent, which is required: see transformSees.
+// and is idempotent, which the watch-list path makes necessary: see
+// transformSees.
 func dropManagedFields(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)

@@ -12,25 +12,60 @@
 // What a test gets that a fake clientset does not give: resourceVersions
 // on every write, 409 Conflict on a stale update, label and field
 // selectors on watches, watch-list streams with their bookmark, a pod
-// deleted in two events, defaults filled in, generated names, and a watch
-// that resumes from a resourceVersion by replaying history, deletes
-// included. It behaves as kube-apiserver v1.36 does for all of that; the
-// course checks it against recorded answers of a real one.
+// deleted in two events, defaults filled in, generated names, managedFields
+// and server-side apply, and a watch that resumes from a resourceVersion by
+// replaying history, deletes included.
+//
+// Which Kubernetes it is: its behaviour is checked, by the course's own
+// tests, against recorded answers of a real kube-apiserver v1.36.3. Its
+// /version reports v1.37.2-workshop, a version chosen to match the
+// client-go it is built with (v0.37.2), not one it was checked against
+// answer by answer (the course's chapters also run on a real
+// kube-apiserver v1.37.2, hack/realk8s).
 //
 // What it does not implement:
 //
 //   - Resources: it serves namespaces, nodes, pods, configmaps and
 //     deployments.apps, nothing else (no services, secrets, CRDs), and
-//     no subresource but status.
+//     no subresources but status and a deployment's scale.
 //   - Admission: no webhooks, no quota or limit ranges, no
 //     authentication or authorization (anyone on 127.0.0.1 may do
 //     anything), and only a few validations.
 //   - Garbage collection: ownerReferences are stored, never acted on.
 //   - Controllers, a scheduler or kubelets: a Deployment makes no
 //     ReplicaSet, a pod stays Pending, a namespace is deleted at once.
-//   - Server-side apply (PATCH with application/apply-patch+yaml).
 //
 // For those, use envtest (a real kube-apiserver and etcd) or a cluster.
+//
+// # Using it from your module
+//
+// The package is the workshop directory of the course's module,
+// github.com/informer-walkthrough/informer-walkthrough. Add it to your
+// module (go get writes the require line in your go.mod):
+//
+//	go get github.com/informer-walkthrough/informer-walkthrough/workshop
+//
+// Take it that way, not as a copy of the directory: it uses the module's
+// internal/apiserver, which Go lets only that module import. The module
+// needs Go 1.26 and requires k8s.io/client-go, k8s.io/api and
+// k8s.io/apimachinery v0.37.2, so go get raises your go line to at least 1.26.0 and
+// those modules to at least v0.37.2.
+//
+// Stop the informers before you wait for them. A factory's Shutdown waits
+// until every informer it started has returned, and an informer returns
+// only when the context (or stop channel) given to Start ends. Deferred
+// calls and t.Cleanup functions run last-in first-out, so register
+// Shutdown first and cancel second:
+//
+//	ctx, cancel := context.WithCancel(context.Background())
+//	factory := informers.NewSharedInformerFactory(c.Client(), 0)
+//	defer factory.Shutdown() // runs second: waits for the informers
+//	defer cancel()           // runs first: stops them
+//	factory.Start(ctx.Done())
+//
+// In the other order Shutdown runs while the context is still live, and
+// waits for ever. (A context from t.Context() ends before the Cleanup
+// functions run, but not before the test function's own defers.)
 //
 // The API of this package is small on purpose and will stay so: Start,
 // New, and the four methods of Cluster.

@@ -85,8 +85,9 @@ type Cluster struct {
 	// Description says which cluster this is, for stderr.
 	Description string
 
-	rec  recorder              // client-side request log
-	base transport.WrapperFunc // Config's transport wrapper before the recorder
+	rec    recorder              // client-side request log
+	faults ClientFaults          // what the client's transport does wrong on purpose
+	base   transport.WrapperFunc // Config's transport wrapper before the recorder
 }
 
 // Embedded reports whether this is the embedded workshop cluster.
@@ -122,7 +123,9 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	// Every client built from c.Config records its requests (Requests).
 	c.base = c.Config.WrapTransport
-	c.Config.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recordingTransport{next: rt, rec: &c.rec} })
+	c.Config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return recordingTransport{next: rt, rec: &c.rec, faults: &c.faults}
+	})
 	client, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
 		c.Close()

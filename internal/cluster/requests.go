@@ -23,12 +23,13 @@ type recorder struct {
 type recordingTransport struct {
 	next     http.RoundTripper
 	rec      *recorder
+	faults   *ClientFaults
 	allow403 bool // see ConfigExpecting403
 }
 
 func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.rec.add(r)
-	resp, err := t.next.RoundTrip(r)
+	resp, err := t.faults.roundTrip(t.next, r)
 	if err == nil && resp.StatusCode == http.StatusForbidden && !t.allow403 {
 		t.rec.forbidden(r, resp)
 	}
@@ -68,7 +69,7 @@ func (c *Cluster) ConfigExpecting403() *rest.Config {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WrapTransport = c.base
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return recordingTransport{next: rt, rec: &c.rec, allow403: true}
+		return recordingTransport{next: rt, rec: &c.rec, faults: &c.faults, allow403: true}
 	})
 	return cfg
 }
