@@ -6,7 +6,7 @@
 // what it does in one log line where it happens. The steps give it work
 // and show what the workqueue adds. observe.go is the log those lines
 // go to: it hands them to the steps, which print them, and lets a step
-// hold a worker at a line; stage.go stages the relist of step 4.
+// hold a worker at a line; it also stages the relist of step 4.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -202,17 +202,16 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 // being processed is never handed to a second worker.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	// The informer's re-watch gets 410 Expired, so it relists
-	// (stage.go). Resync is off, yet every unchanged object reaches
-	// the handler as OnUpdate(old, new), at equal resourceVersions.
-	if s.stageRelist(s.factory.Apps().V1().Deployments().Informer().LastSyncResourceVersion()) {
-		// The relist's order is not defined: printed by key.
-		if err := s.log.printByKey(ctx, s.out, 2); err != nil {
-			return err
-		}
-		s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
-			s.ctl.workqueue.Len())
+	// The informer relists (observe.go). Resync is off, yet every
+	// unchanged object reaches the handler as OnUpdate(old, new), at
+	// equal resourceVersions. The relist's order is not defined: the
+	// lines are printed by key.
+	s.relistFromClient()
+	if err := s.log.printByKey(ctx, s.out, 2); err != nil {
+		return err
 	}
+	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
+		s.ctl.workqueue.Len())
 
 	// Hold web's next sync before it writes, while web changes again.
 	hold := s.log.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)

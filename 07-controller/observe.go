@@ -10,13 +10,15 @@ package main
 // logged (or sorted by key, where workers ran in parallel). And a step
 // can hold a worker at the line it logs before Update, like a
 // breakpoint, to make something happen meanwhile (steps 3 and 4).
-// Below that, the steps' printing helpers.
+// Then the relist that step 4 stages with the client's own faults, and
+// the steps' printing helpers.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -170,6 +173,25 @@ func (h *hold) release() {
 	case h.tokens <- struct{}{}:
 	default: // every hold already released
 	}
+}
+
+// relistFromClient makes the informer relist, the same way on the
+// workshop cluster and on a real one, and says so: the chapter's client
+// ends the informer's watch, and answers the re-watch itself with 410
+// Expired, as kube-apiserver does for a resourceVersion it no longer
+// has. The reflector then relists after its backoff.
+func (s *steps) relistFromClient() {
+	// !+relist
+	isRewatch := func(r apiserver.Request) bool {
+		return r.Verb == "watch" && r.Resource == "deployments.apps" &&
+			r.Query.Get("sendInitialEvents") == ""
+	}
+	s.c.Faults().Answer(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
+	s.c.Faults().EndWatches()
+	// !-relist
+	s.printf("  the client ends the informer's watch and answers its re-watch itself: %d Expired\n",
+		http.StatusGone)
+	fmt.Fprintln(s.out, "  after its backoff the informer relists")
 }
 
 // print awaits the next n lines of the controller's log and prints
