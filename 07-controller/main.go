@@ -59,11 +59,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
-		s.partsOfAController,        // Step 1
-		s.dedup,                     // Step 2
-		s.retryWithBackoff,          // Step 3
-		s.filtersAndOneWorkerPerKey, // Step 4
-		s.deleteAndShutDown,         // Step 5
+		s.partsOfAController, s.dedup, s.retryWithBackoff, s.filtersAndOneWorkerPerKey, s.deleteAndShutDown,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -97,20 +93,21 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = cluster.OwnSelector
 		}))
+	deployments := s.factory.Apps().V1().Deployments()
 	ctx = klog.NewContext(ctx, s.log.Logger()) // the controller's logger
-	ctl, err := NewController(ctx, s.c.Client, s.factory.Apps().V1().Deployments())
+	ctl, err := NewController(ctx, s.c.Client, deployments)
 	if err != nil {
 		return err
 	}
 	s.factory.Start(ctx.Done())
 	// !-wiring
 	s.ctl = ctl
-	// Run waits for this too; the step waits first, to show the cache.
-	if !cache.WaitFor(ctx, "", ctl.deploymentsSynced) {
-		return fmt.Errorf("waiting for the informer and its handler to sync: %w", context.Cause(ctx))
+	// The informer's cache is complete once it has listed. (Run waits
+	// for the handler too: for the keys of that list to be queued.)
+	if err := s.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return err
 	}
-	s.printf("  informer synced, handler synced: %d deployments cached; no workers yet\n",
-		len(s.factory.Apps().V1().Deployments().Informer().GetStore().ListKeys()))
+	s.printf("  synced: %d deployments cached, no workers yet\n", len(deployments.Informer().GetStore().ListKeys()))
 	for _, d := range []*appsv1.Deployment{newDeployment("web"), newDeployment("api")} {
 		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
@@ -118,11 +115,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	if err := s.log.print(ctx, s.out, 2); err != nil { // the handler's two Adds
-		return err
-	}
-	s.printf("  queue length %d: two keys wait, no worker runs yet\n", ctl.workqueue.Len())
-	return nil
+	return s.log.print(ctx, s.out, 2) // the handler's two Adds
 }
 
 // dedup: adding a key that is already waiting changes nothing; the one
@@ -139,7 +132,7 @@ func (s *steps) dedup(ctx context.Context) error {
 	if err := s.log.print(ctx, s.out, 3); err != nil { // three Adds
 		return err
 	}
-	s.printf("  queue length %d: web was already queued; the Adds changed nothing\n", s.ctl.workqueue.Len())
+	s.printf("  queue length %d: web was already queued; its Adds changed nothing\n", s.ctl.workqueue.Len())
 	// !+startRun
 	s.ran.Go(func() { s.runErr = s.ctl.Run(ctx, workers) })
 	// !-startRun
@@ -152,8 +145,7 @@ func (s *steps) dedup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.printf("  web: 4 events (ADD + 3 UPDATE), 1 sync, which read the lister's release=%s\n",
-		web.Labels["release"])
+	s.printf("  web: 4 events, 1 sync, which read the lister's release=%s\n", web.Labels["release"])
 	return nil
 }
 
@@ -195,6 +187,12 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 		return err
 	}
 	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.ctl.workqueue.NumRequeues(api))
+	// Nothing was lost: the last try read what someone else wrote.
+	cm, err := summaries.Get(ctx, "api-summary", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	printSummary(s.out, cm)
 	return nil
 }
 
@@ -210,8 +208,7 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	if err := s.log.printByKey(ctx, s.out, 2); err != nil {
 		return err
 	}
-	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
-		s.ctl.workqueue.Len())
+	s.printf("  queue length %d: resync is off, yet the same-resourceVersion check fired\n", s.ctl.workqueue.Len())
 
 	// Hold web's next sync before it writes, while web changes again.
 	hold := s.log.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)
@@ -256,7 +253,8 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	if err := s.shutDown(); err != nil {
 		return err
 	}
-	fmt.Fprintln(s.out, "  informers stopped; Run returned: queue shut down, workers returned")
+	s.printf("  informer stopped: %t; queue shutting down: %t; Run and its %d workers returned\n",
+		s.factory.Apps().V1().Deployments().Informer().IsStopped(), s.ctl.workqueue.ShuttingDown(), workers)
 	return nil
 }
 
@@ -266,11 +264,9 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 // after an error.
 func (s *steps) shutDown() error {
 	// !+shutdown
-	s.stop() // the context the informers and Run run in
-	if s.factory != nil {
-		s.factory.Shutdown() // returns once every informer has stopped
-	}
-	s.ran.Wait() // Run returns once its workers have
+	s.stop()             // the context the informers and Run run in
+	s.factory.Shutdown() // returns once every informer has stopped
+	s.ran.Wait()         // Run returns once its workers have
 	// !-shutdown
 	if s.ctl != nil {
 		s.ctl.workqueue.ShutDown() // in case Run never ran
@@ -291,10 +287,6 @@ type Controller struct {
 	// key to one worker at a time, and keeps a key only once however
 	// often it is added while it waits.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	// syncHandler is syncDeployment. It is a field, as in the
-	// controllers of kube-controller-manager, so that tests can inject
-	// their own.
-	syncHandler func(ctx context.Context, key cache.ObjectName) error
 	// logger is where the controller says what it did.
 	logger klog.Logger
 }
@@ -313,7 +305,6 @@ func NewController(ctx context.Context, client kubernetes.Interface,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "summaries"}),
 		logger: klog.FromContext(ctx),
 	}
-	c.syncHandler = c.syncDeployment
 	reg, err := deployments.Informer().AddEventHandler(c.handler())
 	if err != nil {
 		c.workqueue.ShutDown()
@@ -337,12 +328,11 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 				// Nothing changed: a relist, or a resync, hands
 				// over what the cache holds.
 				c.logger.Info("Skip", "object", n, "old", o)
-			case o.Generation == n.Generation && maps.Equal(o.Labels, n.Labels):
-				// A status write (the deployment controller makes
-				// them): nothing the summary shows has changed.
-			default:
+			case o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels):
 				c.enqueue("UPDATE", n)
 			}
+			// Otherwise a status write (on a real cluster, the
+			// deployment controller's): the summary is unchanged.
 		},
 		// obj is the deleted Deployment, or a DeletedFinalStateUnknown
 		// if the informer only noticed the delete on a relist.
@@ -357,13 +347,12 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 // line. DeletionHandlingObjectToName unwraps a tombstone (ObjectToName
 // would fail on one).
 func (c *Controller) enqueue(event string, obj any) {
-	key, err := cache.DeletionHandlingObjectToName(obj)
-	if err != nil {
+	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
 		utilruntime.HandleError(err)
-		return
+	} else {
+		c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
+		c.workqueue.Add(key)
 	}
-	c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
-	c.workqueue.Add(key)
 }
 
 // !-enqueue
@@ -377,9 +366,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	if !cache.WaitFor(ctx, "", c.deploymentsSynced) {
 		return fmt.Errorf("failed to wait for caches to sync: %w", context.Cause(ctx))
 	}
-	var wg sync.WaitGroup
+	var wg wait.Group
 	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
+		wg.StartWithContext(ctx, c.runWorker)
 	}
 	<-ctx.Done()
 	// Get hands out what is still queued, then reports shutdown.
@@ -428,11 +417,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 // !-processNextWorkItem
 
-// !+syncDeployment
-// syncDeployment makes configmap/<name>-summary match the Deployment
+// !+syncHandler
+// syncHandler makes configmap/<name>-summary match the Deployment
 // named by key, read from the lister (the informer's cache): the key
 // says which object, the cache says what it looks like now.
-func (c *Controller) syncDeployment(ctx context.Context, key cache.ObjectName) error {
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
 	cms := c.client.CoreV1().ConfigMaps(key.Namespace)
 	cmName := key.Name + "-summary"
 	d, err := c.deploymentsLister.Deployments(key.Namespace).Get(key.Name)
@@ -473,7 +462,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key cache.ObjectName) e
 	return err
 }
 
-// !-syncDeployment
+// !-syncHandler
 
 // summaryOf is the ConfigMap data for d: its replicas and its labels
 // (the course's own label left out, it is on everything).

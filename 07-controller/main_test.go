@@ -4,18 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -134,39 +135,26 @@ func TestUpdateFilter(t *testing.T) {
 	}
 }
 
-// TestOneKeyOneWorker hammers the worker loop: 8 workers, 4 keys, each
-// added 300 times from 4 goroutines while syncs run. The workqueue
-// promises that a key is never synced by two workers at once, and that
-// an Add during a sync is not lost: the last sync of each key sees the
-// last value written before its last Add.
+// TestOneKeyOneWorker hammers the controller: 8 workers, 4 keys, each
+// added 300 times from 4 goroutines while syncs run, with a lister over
+// an indexer the test writes and a fake clientset. The workqueue
+// promises that a key is never synced by two workers at once (each
+// sync is logged from its write to its "Successfully synced"; the test
+// counts those in progress), and that an Add during a sync is not lost:
+// the last sync of each key sees the last label written before its
+// last Add.
 func TestOneKeyOneWorker(t *testing.T) {
 	leakcheck.Verify(t)
-	q := workqueue.NewTypedRateLimitingQueue(
-		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
-	c := &Controller{workqueue: q, logger: logr.Discard()}
-
-	var keys []cache.ObjectName
-	for _, name := range []string{"a", "b", "c", "d"} {
-		keys = append(keys, cache.NewObjectName("ns", name))
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	syncs := &syncCounter{running: map[string]int{}}
+	c := &Controller{
+		client:            fake.NewClientset(),
+		deploymentsLister: appslisters.NewDeploymentLister(indexer),
+		workqueue: workqueue.NewTypedRateLimitingQueue(
+			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+		logger: logr.New(syncs),
 	}
-	var written, seen sync.Map // key → last value written / last seen by a sync
-	var syncs atomic.Int64
-	var mu sync.Mutex
-	running, most := map[cache.ObjectName]int{}, 0 // syncs of a key in progress; the most at once
-	c.syncHandler = func(ctx context.Context, key cache.ObjectName) error {
-		mu.Lock()
-		running[key]++
-		most = max(most, running[key])
-		mu.Unlock()
-		syncs.Add(1)
-		v, _ := written.Load(key)
-		seen.Store(key, v)
-		runtime.Gosched() // let other workers run meanwhile
-		mu.Lock()
-		running[key]--
-		mu.Unlock()
-		return nil
-	}
+	names := []string{"a", "b", "c", "d"}
 
 	var workerWG sync.WaitGroup
 	for range 8 {
@@ -176,32 +164,69 @@ func TestOneKeyOneWorker(t *testing.T) {
 	for a := range 4 {
 		adders.Go(func() {
 			for i := range 300 {
-				key := keys[(a+i)%len(keys)]
-				written.Store(key, fmt.Sprint(a, "-", i))
-				q.Add(key)
+				d := newDeployment(names[(a+i)%len(names)])
+				d.Namespace = "ns"
+				d.Labels["release"] = fmt.Sprint(a, "-", i)
+				if err := indexer.Update(d); err != nil { // as the informer does, before the Add
+					t.Error(err)
+				}
+				c.workqueue.Add(cache.NewObjectName("ns", d.Name))
 			}
 		})
 	}
 	adders.Wait()
 	// Drain: queued keys are still handed out after shutdown, and
 	// ShutDownWithDrain waits until every sync in flight is Done.
-	q.ShutDownWithDrain()
+	c.workqueue.ShutDownWithDrain()
 	workerWG.Wait()
 	// ShutDownWithDrain comes from the plain queue: on a delaying (so
 	// rate-limiting) queue it leaves the delaying queue's goroutine to
 	// notice the shutdown at its next heartbeat, up to 10 s later
 	// (delaying_queue.go#L290, #L324). ShutDown ends it now (#L240).
-	q.ShutDown()
+	c.workqueue.ShutDown()
 
-	if most != 1 {
-		t.Errorf("a key was synced by %d workers at once", most)
+	if syncs.most != 1 {
+		t.Errorf("a key was synced by %d workers at once", syncs.most)
 	}
-	for _, key := range keys {
-		w, _ := written.Load(key)
-		s, _ := seen.Load(key)
-		if w != s {
-			t.Errorf("%s: last sync saw %v, last write was %v", key, s, w)
+	for _, name := range names {
+		obj, _, _ := indexer.GetByKey("ns/" + name)
+		cm, err := c.client.CoreV1().ConfigMaps("ns").Get(t.Context(), name+"-summary", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := summaryOf(obj.(*appsv1.Deployment)); !maps.Equal(cm.Data, want) {
+			t.Errorf("%s: the last sync wrote %v, the last write was %v", name, cm.Data, want)
 		}
 	}
-	t.Logf("%d syncs for 1200 Adds", syncs.Load())
+	t.Logf("%d syncs for 1200 Adds", syncs.total)
+}
+
+// syncCounter is a logger's sink that counts the syncs in progress per
+// key: from the line a sync logs before it writes to the line that
+// ends its turn.
+type syncCounter struct {
+	mu           sync.Mutex
+	running      map[string]int
+	most, total  int
+	logr.LogSink // not called: every method the logger uses is below
+}
+
+func (s *syncCounter) Init(logr.RuntimeInfo)  {}
+func (s *syncCounter) Enabled(level int) bool { return level == 0 }
+func (s *syncCounter) Error(err error, msg string, kv ...any) {
+	s.Info(0, "end", kv...)
+}
+
+func (s *syncCounter) Info(_ int, msg string, kv ...any) {
+	key := fmt.Sprint(kv[1]) // every line the sync logs starts "key", key
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch msg {
+	case "Successfully synced", "end":
+		s.running[key]--
+	default:
+		s.running[key]++
+		s.total++
+		s.most = max(s.most, s.running[key])
+	}
 }

@@ -264,6 +264,12 @@ func printEdited(out io.Writer, cm *corev1.ConfigMap) {
 		cm.Name, cm.ResourceVersion, editedBy, cm.Annotations[editedBy])
 }
 
+// printSummary prints a summary and who edited it.
+func printSummary(out io.Writer, cm *corev1.ConfigMap) {
+	fmt.Fprintf(out, "  configmap/%s  rv=%s  labels=%s  %s=%s\n",
+		cm.Name, cm.ResourceVersion, cm.Data["labels"], editedBy, cm.Annotations[editedBy])
+}
+
 // printSummaries lists the summaries left on the cluster.
 func printSummaries(out io.Writer, cms []corev1.ConfigMap) {
 	for _, cm := range cms {
