@@ -94,8 +94,8 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 			o.LabelSelector = cluster.OwnSelector
 		}))
 	deployments := s.factory.Apps().V1().Deployments()
-	ctx = klog.NewContext(ctx, s.log.Logger()) // the controller's logger
-	ctl, err := NewController(ctx, s.c.Client, deployments)
+	logged := klog.NewContext(ctx, s.log.Logger()) // where the controller logs
+	ctl, err := NewController(logged, s.c.Client, deployments)
 	if err != nil {
 		return err
 	}
@@ -291,6 +291,7 @@ type Controller struct {
 	logger klog.Logger
 }
 
+// !+newController
 // NewController builds the controller: its queue, and the handler that
 // feeds the queue from the informer.
 func NewController(ctx context.Context, client kubernetes.Interface,
@@ -313,6 +314,8 @@ func NewController(ctx context.Context, client kubernetes.Interface,
 	c.deploymentsSynced = reg.HasSyncedChecker()
 	return c, nil
 }
+
+// !-newController
 
 // !+handler
 // handler turns informer events into keys. It does no work itself:
@@ -350,6 +353,7 @@ func (c *Controller) enqueue(event string, obj any) {
 	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
 		utilruntime.HandleError(err)
 	} else {
+		// Logged before the Add, so before any worker's line for key.
 		c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
 		c.workqueue.Add(key)
 	}
@@ -358,9 +362,9 @@ func (c *Controller) enqueue(event string, obj any) {
 // !-enqueue
 
 // !+run
-// Run waits for the informer's cache, starts the workers and blocks
-// until ctx ends; then it shuts the queue down and waits for the
-// workers to return.
+// Run waits until the handler has been handed the informer's first
+// list, starts the workers and blocks until ctx ends; then it shuts the
+// queue down and waits for the workers to return.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.workqueue.ShutDown()
 	if !cache.WaitFor(ctx, "", c.deploymentsSynced) {
