@@ -1,12 +1,9 @@
 // Chapter 07-controller: informer → workqueue → workers. A small, real
-// controller keeps a ConfigMap "<name>-summary" in sync with each
-// Deployment. It is built the way kubernetes/sample-controller's
-// controller.go is (the Controller struct, NewController, Run,
-// runWorker, processNextWorkItem, the sync, enqueue) and, like it, says
-// what it does in one log line where it happens. The steps give it work
-// and show what the workqueue adds. observe.go is the log those lines
-// go to: it hands them to the steps, which print them, and lets a step
-// hold a worker at a line; it also stages the relist of step 4.
+// controller, built as kubernetes/sample-controller's controller.go is,
+// keeps a ConfigMap "<name>-summary" in sync with each Deployment and
+// logs one line where something happens; the steps give it work.
+// observe.go is its log: the steps print the lines and can hold a worker
+// at one. It also stages step 4's relist.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -48,14 +45,12 @@ func main() { cluster.Main("07-controller", run) }
 // workers is how many goroutines take keys off the queue.
 const workers = 3
 
-// run is the chapter, one step after the other; each step prints its
-// heading, then what happened. The steps share one controller, which
-// runs, with its informer, until step 5 (or an error) stops it.
+// run is the chapter, one step after the other. The steps share one
+// controller, which runs with its informer until step 5 (or an error)
+// cancels ctx.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	// The informers and the controller run until step 5 (or an
-	// error) cancels ctx.
 	ctx, stop := context.WithCancel(ctx)
-	s := &steps{out: out, c: c, stop: stop, log: newControllerLog(ctx),
+	s := &steps{out: out, c: c, stop: stop, ctlLog: newControllerLog(ctx),
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
@@ -73,8 +68,7 @@ type steps struct {
 	out     io.Writer
 	c       *cluster.Cluster
 	deploys appsclient.DeploymentInterface
-	log     *controllerLog // where the controller logs (observe.go)
-
+	ctlLog  *controllerLog     // where the controller logs (observe.go)
 	stop    context.CancelFunc // stops the informers and the controller
 	factory informers.SharedInformerFactory
 	ctl     *Controller
@@ -82,9 +76,8 @@ type steps struct {
 	runErr  error          // what ctl.Run returned
 }
 
-// partsOfAController builds the controller on a shared informer
-// factory and starts the informer. Workers are not started yet, on
-// purpose: Run starts them in step 2.
+// partsOfAController builds the controller and starts the informer;
+// no workers yet, on purpose: Run starts them in step 2.
 func (s *steps) partsOfAController(ctx context.Context) error {
 	fmt.Fprintln(s.out, "Step 1. Informer → handler → workqueue: the handler only enqueues keys")
 	// !+wiring
@@ -94,7 +87,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 			o.LabelSelector = cluster.OwnSelector
 		}))
 	deployments := s.factory.Apps().V1().Deployments()
-	logged := klog.NewContext(ctx, s.log.Logger()) // where the controller logs
+	logged := klog.NewContext(ctx, s.ctlLog.Logger()) // where the controller logs
 	ctl, err := NewController(logged, s.c.Client, deployments)
 	if err != nil {
 		return err
@@ -102,8 +95,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	s.factory.Start(ctx.Done())
 	// !-wiring
 	s.ctl = ctl
-	// The informer's cache is complete once it has listed. (Run waits
-	// for the handler too: for the keys of that list to be queued.)
+	// The cache is complete once the informer has listed.
 	if err := s.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		return err
 	}
@@ -115,11 +107,10 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	return s.log.print(ctx, s.out, 2) // the handler's two Adds
+	return s.ctlLog.print(ctx, s.out, 2) // the handler's two Adds
 }
 
-// dedup: adding a key that is already waiting changes nothing; the one
-// sync reads the newest web from the lister.
+// dedup: an Add of a waiting key changes nothing; one sync reads web.
 func (s *steps) dedup(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 2. Dedup: three updates to web before any worker runs, one sync")
 	for _, release := range []string{"v2", "v3", "v4"} {
@@ -129,7 +120,7 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		printPatched(s.out, d, "")
 	}
-	if err := s.log.print(ctx, s.out, 3); err != nil { // three Adds
+	if err := s.ctlLog.print(ctx, s.out, 3); err != nil { // three Adds
 		return err
 	}
 	s.printf("  queue length %d: web was already queued; its Adds changed nothing\n", s.ctl.workqueue.Len())
@@ -138,7 +129,7 @@ func (s *steps) dedup(ctx context.Context) error {
 	// !-startRun
 	s.printf("  Run: start %d workers\n", workers)
 	// Two syncs of two lines each, in parallel: printed by key.
-	if err := s.log.printByKey(ctx, s.out, 4); err != nil {
+	if err := s.ctlLog.printByKey(ctx, s.out, 4); err != nil {
 		return err
 	}
 	web, err := s.ctl.deploymentsLister.Deployments(s.c.Namespace).Get("web")
@@ -150,9 +141,7 @@ func (s *steps) dedup(ctx context.Context) error {
 }
 
 // retryWithBackoff: someone else writes api's summary between the
-// worker's read and its write, twice; the worker's Update gets a real
-// 409 Conflict each time. Each failure waits twice as long; success
-// forgets them.
+// worker's GET and its Update, twice: two real 409 Conflicts.
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
 	// Someone else: a second client, which writes the summaries too.
@@ -161,10 +150,9 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 		return err
 	}
 	summaries := someoneElse.CoreV1().ConfigMaps(s.c.Namespace)
-	// Hold api's next two syncs at the line they log before Update:
-	// after their GET of the summary, before their write (observe.go).
+	// Hold api's next two syncs at their log line before Update.
 	api := cache.NewObjectName(s.c.Namespace, "api")
-	hold := s.log.holdBeforeUpdate(api, 2)
+	hold := s.ctlLog.holdBeforeUpdate(api, 2)
 	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
@@ -172,7 +160,7 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	printPatched(s.out, d, "")
 	for edit := range 2 {
 		// The handler's Add, or the last try's failure; then the held try.
-		if err := s.log.print(ctx, s.out, 2); err != nil {
+		if err := s.ctlLog.print(ctx, s.out, 2); err != nil {
 			return err
 		}
 		cm, err := summaries.Patch(ctx, "api-summary", types.MergePatchType, editPatch(edit+1), metav1.PatchOptions{})
@@ -182,8 +170,7 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 		printEdited(s.out, cm)
 		hold.release()
 	}
-	// The second failure, then the third try, which works.
-	if err := s.log.print(ctx, s.out, 3); err != nil {
+	if err := s.ctlLog.print(ctx, s.out, 3); err != nil {
 		return err
 	}
 	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.ctl.workqueue.NumRequeues(api))
@@ -196,28 +183,24 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	return nil
 }
 
-// filtersAndOneWorkerPerKey: the updates the handler skips; then a key
-// being processed is never handed to a second worker.
+// filtersAndOneWorkerPerKey: skipped updates; a key in one worker only.
 func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	// The informer relists (observe.go). Resync is off, yet every
-	// unchanged object reaches the handler as OnUpdate(old, new), at
-	// equal resourceVersions. The relist's order is not defined: the
-	// lines are printed by key.
+	// The informer relists (observe.go): unchanged objects reach the
+	// handler as updates. Their order is not defined: sorted by key.
 	s.relistFromClient()
-	if err := s.log.printByKey(ctx, s.out, 2); err != nil {
+	if err := s.ctlLog.printByKey(ctx, s.out, 2); err != nil {
 		return err
 	}
 	s.printf("  queue length %d: resync is off, yet the same-resourceVersion check fired\n", s.ctl.workqueue.Len())
-
 	// Hold web's next sync before it writes, while web changes again.
-	hold := s.log.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)
+	hold := s.ctlLog.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)
 	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
 	printPatched(s.out, d, "")
-	if err := s.log.print(ctx, s.out, 2); err != nil { // the Add, the held sync
+	if err := s.ctlLog.print(ctx, s.out, 2); err != nil { // the Add, the held sync
 		return err
 	}
 	d, err = s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v6"), metav1.PatchOptions{})
@@ -225,23 +208,22 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		return err
 	}
 	printPatched(s.out, d, "  (while web's sync is held)")
-	if err := s.log.print(ctx, s.out, 1); err != nil { // the Add
+	if err := s.ctlLog.print(ctx, s.out, 1); err != nil { // the Add
 		return err
 	}
 	s.printf("  queue length %d: web is being processed; its Add only marked it dirty\n", s.ctl.workqueue.Len())
 	hold.release() // the held sync ends; Done puts web back for the next
-	return s.log.print(ctx, s.out, 3)
+	return s.ctlLog.print(ctx, s.out, 3)
 }
 
-// deleteAndShutDown: a delete is one more key; the sync finds nothing
-// in the lister and removes the summary. Then everything stops.
+// deleteAndShutDown: a delete is one more key; then everything stops.
 func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 5. Delete, then shut down: informers, queue, workers")
 	if err := s.deploys.Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintln(s.out, "  delete deployment/api")
-	if err := s.log.print(ctx, s.out, 3); err != nil { // the Add, the sync
+	if err := s.ctlLog.print(ctx, s.out, 3); err != nil { // the Add, the sync
 		return err
 	}
 	left, err := s.c.Client.CoreV1().ConfigMaps(s.c.Namespace).List(ctx,
@@ -258,10 +240,8 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	return nil
 }
 
-// shutDown stops the informers (no new events) and the controller,
-// whose Run shuts its queue down and waits for its workers; it returns
-// what Run returned. run calls it again on its way out, which matters
-// after an error.
+// shutDown stops the informers and the controller and returns what
+// Run returned; run defers it too, for the paths that end early.
 func (s *steps) shutDown() error {
 	// !+shutdown
 	s.stop()             // the context the informers and Run run in
@@ -280,24 +260,20 @@ type Controller struct {
 	client kubernetes.Interface
 	// deploymentsLister reads the informer's cache of Deployments.
 	deploymentsLister appslisters.DeploymentLister
-	// deploymentsSynced is done once the informer has listed and the
-	// handler below has been handed every object of that list.
+	// deploymentsSynced is done once the handler has had the first list.
 	deploymentsSynced cache.DoneChecker
-	// workqueue holds the keys of the Deployments to sync. It hands a
-	// key to one worker at a time, and keeps a key only once however
-	// often it is added while it waits.
+	// workqueue holds the keys to sync, each once, and hands a key to
+	// one worker at a time.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	// logger is where the controller says what it did.
 	logger klog.Logger
 }
 
 // !+newController
-// NewController builds the controller: its queue, and the handler that
-// feeds the queue from the informer.
+// NewController builds the queue and the handler that feeds it.
 func NewController(ctx context.Context, client kubernetes.Interface,
 	deployments appsinformers.DeploymentInformer) (*Controller, error) {
-	// A per-key exponential backoff: 5ms, 10ms, 20ms, ... capped at
-	// 1s. (sample-controller's caps at 1000s; see the README.)
+	// Per key: 5ms, 10ms, 20ms, ... capped at 1s (see the README).
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Second)
 	c := &Controller{
 		client:            client,
@@ -315,12 +291,8 @@ func NewController(ctx context.Context, client kubernetes.Interface,
 	return c, nil
 }
 
-// !-newController
-
-// !+handler
-// handler turns informer events into keys. It does no work itself:
-// handlers run one at a time on the informer's goroutine for this
-// handler, and a slow one delays every later event.
+// handler turns events into keys and does no work itself: a slow
+// handler delays every later event.
 func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueue("ADD", obj) },
@@ -328,27 +300,20 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 			o, n := old.(*appsv1.Deployment), new.(*appsv1.Deployment)
 			switch {
 			case o.ResourceVersion == n.ResourceVersion:
-				// Nothing changed: a relist, or a resync, hands
-				// over what the cache holds.
+				// Unchanged: a relist or a resync.
 				c.logger.Info("Skip", "object", n, "old", o)
 			case o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels):
 				c.enqueue("UPDATE", n)
 			}
-			// Otherwise a status write (on a real cluster, the
-			// deployment controller's): the summary is unchanged.
+			// Otherwise a status write: nothing the summary shows.
 		},
-		// obj is the deleted Deployment, or a DeletedFinalStateUnknown
-		// if the informer only noticed the delete on a relist.
+		// obj may be a DeletedFinalStateUnknown (a delete seen on a relist).
 		DeleteFunc: func(obj any) { c.enqueue("DELETE", obj) },
 	}
 }
 
-// !-handler
-
-// !+enqueue
-// enqueue adds obj's key, its namespace and name; event is for the log
-// line. DeletionHandlingObjectToName unwraps a tombstone (ObjectToName
-// would fail on one).
+// enqueue adds obj's key (event is for the log line).
+// DeletionHandlingObjectToName unwraps a tombstone.
 func (c *Controller) enqueue(event string, obj any) {
 	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
 		utilruntime.HandleError(err)
@@ -359,12 +324,11 @@ func (c *Controller) enqueue(event string, obj any) {
 	}
 }
 
-// !-enqueue
+// !-newController
 
 // !+run
-// Run waits until the handler has been handed the informer's first
-// list, starts the workers and blocks until ctx ends; then it shuts the
-// queue down and waits for the workers to return.
+// Run waits for the handler's first list, starts the workers, and once
+// ctx ends shuts the queue down and waits for them.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.workqueue.ShutDown()
 	if !cache.WaitFor(ctx, "", c.deploymentsSynced) {
@@ -381,57 +345,48 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return nil
 }
 
-// !-run
-
 // runWorker processes keys until the queue shuts down.
 func (c *Controller) runWorker(ctx context.Context) {
 	for c.processNextWorkItem(ctx) {
 	}
 }
 
-// !+processNextWorkItem
 // processNextWorkItem is one turn of a worker: Get a key, sync it,
-// then either Forget it (success) or AddRateLimited (retry later),
-// and always Done.
+// Forget it or AddRateLimited, and always Done.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, shutdown := c.workqueue.Get()
 	if shutdown {
 		return false
 	}
-	// Between Get and Done the key is "processing": no other worker
-	// can Get it, and an Add only marks it dirty. Done puts a dirty
-	// key back in the queue.
+	// Until Done the key is "processing": no other worker can Get it,
+	// and an Add only marks it dirty; Done queues a dirty key again.
 	defer c.workqueue.Done(key)
 
 	err := c.syncHandler(ctx, key)
 	if err == nil {
-		// Success: forget the key's failures, so that its next
-		// failure starts again at the shortest backoff.
+		// Forget its failures: the next starts at the shortest backoff.
 		c.workqueue.Forget(key)
 		c.logger.Info("Successfully synced", "key", key)
 		return true
 	}
-	// Failure: add the key again once the rate limiter's delay for
-	// it has passed. The delay grows with each failure.
+	// Add the key again after a delay that grows with each failure.
 	c.workqueue.AddRateLimited(key)
 	c.logger.Error(err, "Error syncing; requeuing for later retry", "key", key,
 		"requeues", c.workqueue.NumRequeues(key))
 	return true
 }
 
-// !-processNextWorkItem
+// !-run
 
 // !+syncHandler
-// syncHandler makes configmap/<name>-summary match the Deployment
-// named by key, read from the lister (the informer's cache): the key
-// says which object, the cache says what it looks like now.
+// syncHandler makes configmap/<name>-summary match the Deployment key
+// names: the key says which, the lister (cache) what it is now.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
 	cms := c.client.CoreV1().ConfigMaps(key.Namespace)
 	cmName := key.Name + "-summary"
 	d, err := c.deploymentsLister.Deployments(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		// On a real cluster the garbage collector may have deleted it
-		// first (ownerReference); NotFound means done either way.
+		// A real cluster's garbage collector may be first: done too.
 		c.logger.Info("Deleting summary", "key", key, "configmap", cmName)
 		err := cms.Delete(ctx, cmName, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -442,8 +397,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if err != nil {
 		return err
 	}
-	// d belongs to the cache, shared with every other reader: never
-	// modify it.
+	// d belongs to the cache, shared by all readers: never modify it.
 	want := summaryOf(d)
 
 	cm, err := cms.Get(ctx, cmName, metav1.GetOptions{})
@@ -458,8 +412,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		c.logger.Info("Summary in sync", "key", key, "release", d.Labels["release"], "configmap", cmName)
 		return nil
 	}
-	// cm came from a GET, so it is ours to change. Update sends its
-	// resourceVersion: if someone wrote in between, 409 Conflict.
+	// cm is ours to change. Update sends its resourceVersion: if
+	// someone wrote in between, 409 Conflict.
 	c.logger.Info("Updating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
 	cm.Data = want
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
@@ -468,8 +422,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 // !-syncHandler
 
-// summaryOf is the ConfigMap data for d: its replicas and its labels
-// (the course's own label left out, it is on everything).
+// summaryOf is d's summary: replicas and labels, not the course's own.
 func summaryOf(d *appsv1.Deployment) map[string]string {
 	l := labels.Set(maps.Clone(d.Labels))
 	delete(l, cluster.ManagedByLabel)
@@ -479,10 +432,8 @@ func summaryOf(d *appsv1.Deployment) map[string]string {
 	}
 }
 
-// newSummary is the ConfigMap for d. Its ownerReference names d as its
-// controller, so a real cluster's garbage collector deletes it with d.
-// (No BlockOwnerDeletion: nothing here deletes in the foreground, and
-// setting it can need extra RBAC.)
+// newSummary is the ConfigMap for d, which a real cluster's garbage
+// collector deletes with d. (No BlockOwnerDeletion: it can need RBAC.)
 func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{

@@ -73,8 +73,8 @@ func TestTombstone(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	defer q.ShutDown()
-	log := newControllerLog(t.Context())
-	c := &Controller{workqueue: q, logger: log.Logger()}
+	logs := newControllerLog(t.Context())
+	c := &Controller{workqueue: q, logger: logs.Logger()}
 	h := c.handler()
 
 	last := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
@@ -93,7 +93,7 @@ func TestTombstone(t *testing.T) {
 			q.Done(key)
 		}
 	}
-	lines := log.lines.Drain()
+	lines := logs.lines.Drain()
 	if len(lines) != 2 || !strings.Contains(lines[1], "DELETE ns/gone  rv=?") {
 		t.Errorf("tombstones logged as %q", lines)
 	}

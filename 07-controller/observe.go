@@ -58,16 +58,16 @@ type logSink struct{ l *controllerLog }
 
 func (s logSink) Init(logr.RuntimeInfo)                        {}
 func (s logSink) Enabled(level int) bool                       { return level == 0 }
-func (s logSink) Info(_ int, msg string, keysAndValues ...any) { s.l.log(msg, nil, keysAndValues) }
+func (s logSink) Info(_ int, msg string, keysAndValues ...any) { s.l.record(msg, nil, keysAndValues) }
 func (s logSink) Error(err error, msg string, keysAndValues ...any) {
-	s.l.log(msg, err, keysAndValues)
+	s.l.record(msg, err, keysAndValues)
 }
 func (s logSink) WithValues(...any) logr.LogSink { return s }
 func (s logSink) WithName(string) logr.LogSink   { return s }
 
-// log makes one line of a log entry and sends it; then, if the entry
+// record makes one line of a log entry and sends it; then, if the entry
 // is the one a step holds, it waits until the step releases it.
-func (l *controllerLog) log(msg string, err error, keysAndValues []any) {
+func (l *controllerLog) record(msg string, err error, keysAndValues []any) {
 	kv := map[string]any{}
 	for i := 0; i+1 < len(keysAndValues); i += 2 {
 		if k, ok := keysAndValues[i].(string); ok {
