@@ -135,7 +135,6 @@ func format(msg string, err error, kv map[string]any) string {
 // A hold stops the worker syncing key at the line it logs before
 // Update, the next n times; release lets one go on.
 type hold struct {
-	l      *controllerLog
 	key    cache.ObjectName
 	left   int           // holds still to come (under l.mu)
 	tokens chan struct{} // one per release
@@ -147,7 +146,7 @@ type hold struct {
 // done meanwhile, then calls release. When the controller stops, every
 // held sync goes on (so a step that fails leaves none held).
 func (l *controllerLog) holdBeforeUpdate(key cache.ObjectName, n int) *hold {
-	h := &hold{l: l, key: key, left: n, tokens: make(chan struct{}, n)}
+	h := &hold{key: key, left: n, tokens: make(chan struct{}, n)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.hold = h
