@@ -19,13 +19,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// Exercise 2. finish ends a worker's turn with key, whose sync returned
+// Exercise 2. finish ends a worker's turn with key (of whatever type
+// the queue holds: cache.ObjectName in main.go), whose sync returned
 // syncErr; the caller calls Done afterwards. On success it calls
 // Forget and returns nil. On failure it requeues the key with
 // AddRateLimited and returns nil, unless the key has already been
 // requeued maxRetries times: then it calls Forget, does not requeue,
 // and returns an error that says the key was dropped and wraps syncErr.
-func finish(q workqueue.TypedRateLimitingInterface[string], key string,
+func finish[T comparable](q workqueue.TypedRateLimitingInterface[T], key T,
 	syncErr error, maxRetries int) error {
 	return errors.ErrUnsupported // replace with your code
 }

@@ -16,7 +16,7 @@ import (
 // Exercise 2. NumRequeues counts the AddRateLimited calls since the
 // last Forget. Forget on a drop matters as much as on success: without
 // it, the next event for this key would start at the longest delay.
-func finish(q workqueue.TypedRateLimitingInterface[string], key string,
+func finish[T comparable](q workqueue.TypedRateLimitingInterface[T], key T,
 	syncErr error, maxRetries int) error {
 	if syncErr == nil {
 		q.Forget(key)
@@ -27,6 +27,6 @@ func finish(q workqueue.TypedRateLimitingInterface[string], key string,
 		return nil
 	}
 	q.Forget(key)
-	return fmt.Errorf("dropping %s after %d retries: %w",
+	return fmt.Errorf("dropping %v after %d retries: %w",
 		key, maxRetries, syncErr)
 }

@@ -1,9 +1,9 @@
 // Chapter 07-controller: informer → workqueue → workers. A small, real
-// controller keeps a ConfigMap "<name>-summary" in sync with each
-// Deployment; the steps show what the workqueue adds. recorder.go only
-// watches, by wrapping the queue, rate limiter, lister, client and
-// handler, and prints; stage.go stages the faults that only the
-// workshop cluster can make.
+// controller, built as kubernetes/sample-controller's controller.go is,
+// keeps a ConfigMap "<name>-summary" in sync with each Deployment and
+// logs one line where something happens; the steps give it work.
+// observe.go is its log: the steps print the lines and can hold a worker
+// at one. It also stages step 4's relist.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -15,14 +15,18 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strconv"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
@@ -30,6 +34,8 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
@@ -39,18 +45,16 @@ func main() { cluster.Main("07-controller", run) }
 // workers is how many goroutines take keys off the queue.
 const workers = 3
 
-// run is the chapter, one step after the other; each step prints its
-// heading, then what happened. The steps share one controller.
+// run is the chapter, one step after the other. The steps share one
+// controller, which runs with its informer until step 5 (or an error)
+// cancels ctx.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	s := &steps{out: out, c: c, rec: newRecorder(ctx, out),
+	ctx, stop := context.WithCancel(ctx)
+	s := &steps{out: out, c: c, stop: stop, ctlLog: newControllerLog(ctx),
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
-		s.partsOfAController,        // Step 1
-		s.dedup,                     // Step 2
-		s.retryWithBackoff,          // Step 3
-		s.filtersAndOneWorkerPerKey, // Step 4
-		s.deleteAndShutDown,         // Step 5
+		s.partsOfAController, s.dedup, s.retryWithBackoff, s.filtersAndOneWorkerPerKey, s.deleteAndShutDown,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -59,23 +63,21 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return nil
 }
 
-// steps is what the steps share: the cluster and the controller's parts.
+// steps is what the steps share: the cluster and the controller.
 type steps struct {
 	out     io.Writer
 	c       *cluster.Cluster
 	deploys appsclient.DeploymentInterface
-	rec     *recorder // what the handler and workers did (recorder.go)
-
-	factory       informers.SharedInformerFactory
-	informer      appsinformers.DeploymentInformer
-	stopInformers context.CancelFunc
-	queue         workqueue.TypedRateLimitingInterface[string]
-	ctl           *controller
-	workers       sync.WaitGroup
+	ctlLog  *controllerLog     // where the controller logs (observe.go)
+	stop    context.CancelFunc // stops the informers and the controller
+	factory informers.SharedInformerFactory
+	ctl     *Controller
+	ran     sync.WaitGroup // ctl.Run
+	runErr  error          // what ctl.Run returned
 }
 
-// partsOfAController builds the controller from a shared informer
-// factory and a queue of keys. Workers are not started yet, on purpose.
+// partsOfAController builds the controller and starts the informer;
+// no workers yet, on purpose: Run starts them in step 2.
 func (s *steps) partsOfAController(ctx context.Context) error {
 	fmt.Fprintln(s.out, "Step 1. Informer → handler → workqueue: the handler only enqueues keys")
 	// !+wiring
@@ -84,36 +86,20 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = cluster.OwnSelector
 		}))
-	s.informer = s.factory.Apps().V1().Deployments()
-	// A per-key exponential backoff: 5ms, 10ms, 20ms, ... capped at
-	// 1s. (The default limiter caps at 1000s; see the README.)
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
-		5*time.Millisecond, time.Second)
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(s.rec.limiter(limiter),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "summaries"})
-	s.queue = s.rec.queue(queue)
-	s.ctl = newController(s.rec.client(s.c.Client), s.rec.lister(s.informer.Lister()), s.queue)
-	reg, err := s.informer.Informer().AddEventHandler(s.rec.handler(s.ctl.handler()))
-	// !-wiring
+	deployments := s.factory.Apps().V1().Deployments()
+	logged := klog.NewContext(ctx, s.ctlLog.Logger()) // where the controller logs
+	ctl, err := NewController(logged, s.c.Client, deployments)
 	if err != nil {
 		return err
 	}
-
-	// Workers may trust the lister once the informer has listed, and
-	// the handler has queued the keys of that list once it has synced.
-	// !+start
-	informerCtx, stopInformers := context.WithCancel(ctx)
-	s.stopInformers = stopInformers
-	s.factory.StartWithContext(informerCtx)
+	s.factory.Start(ctx.Done())
+	// !-wiring
+	s.ctl = ctl
+	// The cache is complete once the informer has listed.
 	if err := s.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		return err
 	}
-	if !cache.WaitFor(ctx, "", reg.HasSyncedChecker()) {
-		return fmt.Errorf("event handler did not sync: %w", ctx.Err())
-	}
-	// !-start
-	s.printf("  informer synced, handler synced: %d deployments cached; no workers yet\n",
-		len(s.informer.Informer().GetStore().ListKeys()))
+	s.printf("  synced: %d deployments cached, no workers yet\n", len(deployments.Informer().GetStore().ListKeys()))
 	for _, d := range []*appsv1.Deployment{newDeployment("web"), newDeployment("api")} {
 		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
@@ -121,15 +107,10 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	if err := s.rec.show(ctx, "the handler to see both creates", adds(2)); err != nil {
-		return err
-	}
-	s.printf("  queue length %d: two keys wait, no worker runs yet\n", s.queue.Len())
-	return nil
+	return s.ctlLog.print(ctx, s.out, 2) // the handler's two Adds
 }
 
-// dedup: adding a key that is already waiting changes nothing; the one
-// sync reads the newest web from the lister.
+// dedup: an Add of a waiting key changes nothing; one sync reads web.
 func (s *steps) dedup(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 2. Dedup: three updates to web before any worker runs, one sync")
 	for _, release := range []string{"v2", "v3", "v4"} {
@@ -139,257 +120,274 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		printPatched(s.out, d, "")
 	}
-	if err := s.rec.show(ctx, "the handler to see the patches", adds(3)); err != nil {
+	if err := s.ctlLog.print(ctx, s.out, 3); err != nil { // three Adds
 		return err
 	}
-	s.printf("  queue length %d: web was already queued, so the three Adds changed nothing\n",
-		s.queue.Len())
-	// !+workers
-	for range workers {
-		s.workers.Go(func() { s.ctl.runWorker(ctx) })
-	}
-	// !-workers
-	s.printf("  start %d workers\n", workers)
-	// The workers run in parallel: sorted by key, the output is stable.
-	if err := s.rec.showSorted(ctx, "both keys to sync", synced(1, "web", "api")); err != nil {
+	s.printf("  queue length %d: web was already queued; its Adds changed nothing\n", s.ctl.workqueue.Len())
+	// !+startRun
+	s.ran.Go(func() { s.runErr = s.ctl.Run(ctx, workers) })
+	// !-startRun
+	s.printf("  Run: start %d workers\n", workers)
+	// Two syncs of two lines each, in parallel: printed by key.
+	if err := s.ctlLog.printByKey(ctx, s.out, 4); err != nil {
 		return err
 	}
-	fmt.Fprintln(s.out, "  web: 4 events (ADD + 3 UPDATE), 1 sync, and it read release=v4")
+	web, err := s.ctl.deploymentsLister.Deployments(s.c.Namespace).Get("web")
+	if err != nil {
+		return err
+	}
+	s.printf("  web: 4 events, 1 sync, which read the lister's release=%s\n", web.Labels["release"])
 	return nil
 }
 
-// retryWithBackoff: two 409 Conflicts, as when someone else wrote
-// first. Each failure waits twice as long; success forgets them.
+// retryWithBackoff: someone else writes api's summary between the
+// worker's GET and its Update, twice: two real 409 Conflicts.
 func (s *steps) retryWithBackoff(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 3. Retry: a failed sync is requeued with backoff, then forgotten")
-	// The next two updates of configmap/api-summary answer 409 (stage.go).
-	if !s.stageConflicts() {
-		return nil // a real cluster cannot be made to; it said so
+	// Someone else: a second client, which writes the summaries too.
+	someoneElse, err := kubernetes.NewForConfig(s.c.Config)
+	if err != nil {
+		return err
 	}
+	summaries := someoneElse.CoreV1().ConfigMaps(s.c.Namespace)
+	// Hold api's next two syncs at their log line before Update.
+	api := cache.NewObjectName(s.c.Namespace, "api")
+	hold := s.ctlLog.holdBeforeUpdate(api, 2)
 	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
 	printPatched(s.out, d, "")
-	if err := s.rec.show(ctx, "api to sync after its retries", synced(1, "api")); err != nil {
+	for edit := range 2 {
+		// The handler's Add, or the last try's failure; then the held try.
+		if err := s.ctlLog.print(ctx, s.out, 2); err != nil {
+			return err
+		}
+		cm, err := summaries.Patch(ctx, "api-summary", types.MergePatchType, editPatch(edit+1), metav1.PatchOptions{})
+		if err != nil {
+			return err
+		}
+		printEdited(s.out, cm)
+		hold.release()
+	}
+	if err := s.ctlLog.print(ctx, s.out, 3); err != nil {
 		return err
 	}
-	api := key(s.c.Namespace, "api")
-	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.queue.NumRequeues(api))
-	return nil
-}
-
-// filtersAndOneWorkerPerKey: the updates the handler skips; then a key
-// being processed is never handed to a second worker.
-func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
-	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
-	if err := s.relist(ctx); err != nil {
-		return err
-	}
-	web, err := s.informer.Lister().Deployments(s.c.Namespace).Get("web")
+	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.ctl.workqueue.NumRequeues(api))
+	// Nothing was lost: the last try read what someone else wrote.
+	cm, err := summaries.Get(ctx, "api-summary", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	statusOnly := web.DeepCopy()
-	statusOnly.ResourceVersion += "0" // any other resourceVersion
-	statusOnly.Status.ObservedGeneration = web.Generation
-	_, why := skipUpdate(web, statusOnly)
-	s.printf("  filter OnUpdate(web, web with new status): skip, %s\n", why)
+	printSummary(s.out, cm)
+	return nil
+}
 
-	// The recorder holds web's next sync right after its lister read.
-	held, release := s.rec.hold(key(s.c.Namespace, "web"))
-	defer release()
+// filtersAndOneWorkerPerKey: skipped updates; a key in one worker only.
+func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
+	fmt.Fprintln(s.out, "\nStep 4. Filters, and one key never in two workers at once")
+	// The informer relists (observe.go): unchanged objects reach the
+	// handler as updates. Their order is not defined: sorted by key.
+	s.relistFromClient()
+	if err := s.ctlLog.printByKey(ctx, s.out, 2); err != nil {
+		return err
+	}
+	s.printf("  queue length %d: resync is off, yet the same-resourceVersion check fired\n", s.ctl.workqueue.Len())
+	// Hold web's next sync before it writes, while web changes again.
+	hold := s.ctlLog.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)
 	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	printPatched(s.out, d, "  (its sync will be held after reading)")
-	if err := held(ctx); err != nil {
+	printPatched(s.out, d, "")
+	if err := s.ctlLog.print(ctx, s.out, 2); err != nil { // the Add, the held sync
 		return err
 	}
 	d, err = s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v6"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	printPatched(s.out, d, "  (while that sync is held)")
-	if err := s.rec.waitFor(ctx, "the handler to see release=v6", adds(2)); err != nil {
+	printPatched(s.out, d, "  (while web's sync is held)")
+	if err := s.ctlLog.print(ctx, s.out, 1); err != nil { // the Add
 		return err
 	}
-	s.printf("  queue length %d: web is being processed, so its Add only marked it dirty\n",
-		s.queue.Len())
-	release()
-	fmt.Fprintln(s.out, "  release the held sync")
-	return s.rec.printMostAtOnce(ctx, "web to sync twice", synced(2, "web"))
+	s.printf("  queue length %d: web is being processed; its Add only marked it dirty\n", s.ctl.workqueue.Len())
+	hold.release() // the held sync ends; Done puts web back for the next
+	return s.ctlLog.print(ctx, s.out, 3)
 }
 
-// relist: the workshop cluster makes the informer's re-watch get 410
-// Expired, so it relists (stageOutage, in stage.go). Resync is off, yet
-// every unchanged object reaches the handler as OnUpdate(old, new), at
-// equal resourceVersions.
-func (s *steps) relist(ctx context.Context) error {
-	if !s.stageOutage(s.informer.Informer().LastSyncResourceVersion()) {
-		return nil // a real cluster cannot be made to; it said so
-	}
-	if err := s.rec.showRelist(ctx, len(s.informer.Informer().GetStore().ListKeys())); err != nil {
-		return err
-	}
-	s.printf("  queue length %d: resync is off, yet the handler's same-resourceVersion check fired\n",
-		s.queue.Len())
-	return nil
-}
-
-// deleteAndShutDown: a delete is one more key; the sync finds nothing
-// in the lister and removes the summary. Then everything stops.
+// deleteAndShutDown: a delete is one more key; then everything stops.
 func (s *steps) deleteAndShutDown(ctx context.Context) error {
 	fmt.Fprintln(s.out, "\nStep 5. Delete, then shut down: informers, queue, workers")
 	if err := s.deploys.Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintln(s.out, "  delete deployment/api")
-	if err := s.rec.show(ctx, "api's delete to sync", synced(1, "api")); err != nil {
+	if err := s.ctlLog.print(ctx, s.out, 3); err != nil { // the Add, the sync
 		return err
 	}
-	s.shutDown()
-	fmt.Fprintln(s.out, "  informers stopped (context canceled, factory.Shutdown returned)")
-	s.printf("  queue.ShutDown: Get reported shutdown, %d workers returned\n", workers)
-	return printLeftBehind(ctx, s.out, s.c)
-}
-
-// shutDown stops, in order, the informers (no new events) and the queue
-// (Get reports shutdown once it is empty), then waits for the workers.
-// run calls it again on its way out, which matters after an error.
-func (s *steps) shutDown() {
-	// !+shutdown
-	if s.stopInformers != nil {
-		s.stopInformers()
-		s.factory.Shutdown()
-	}
-	if s.queue != nil {
-		s.queue.ShutDown()
-	}
-	s.workers.Wait()
-	// !-shutdown
-}
-
-// controller keeps configmap/<name>-summary in sync with each Deployment.
-type controller struct {
-	client kubernetes.Interface
-	lister appslisters.DeploymentLister
-	queue  workqueue.TypedRateLimitingInterface[string]
-	// syncHandler is syncDeployment (sample-controller names its sync
-	// function so); tests swap in their own.
-	syncHandler func(ctx context.Context, key string) error
-}
-
-func newController(client kubernetes.Interface, lister appslisters.DeploymentLister,
-	queue workqueue.TypedRateLimitingInterface[string]) *controller {
-	ctl := &controller{client: client, lister: lister, queue: queue}
-	ctl.syncHandler = ctl.syncDeployment
-	return ctl
-}
-
-// !+handler
-// handler turns informer events into keys. It does no work itself:
-// handlers run one at a time on the informer's goroutine for this
-// handler, and a slow one delays every later event.
-func (ctl *controller) handler() cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: ctl.enqueue,
-		UpdateFunc: func(old, new any) {
-			if skip, _ := skipUpdate(old, new); skip {
-				return
-			}
-			ctl.enqueue(new)
-		},
-		// obj is the deleted Deployment, or a DeletedFinalStateUnknown
-		// if the informer only noticed the delete on a relist.
-		DeleteFunc: ctl.enqueue,
-	}
-}
-
-// !-handler
-
-// !+enqueue
-// enqueue adds obj's namespace/name key. DeletionHandlingMetaNamespaceKeyFunc
-// unwraps a tombstone (MetaNamespaceKeyFunc would fail on one).
-func (ctl *controller) enqueue(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	left, err := s.c.Client.CoreV1().ConfigMaps(s.c.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: cluster.OwnSelector})
 	if err != nil {
-		utilruntime.HandleError(err)
-		return
+		return err
 	}
-	ctl.queue.Add(key)
+	printSummaries(s.out, left.Items)
+	if err := s.shutDown(); err != nil {
+		return err
+	}
+	s.printf("  informer stopped: %t; queue shutting down: %t; Run and its %d workers returned\n",
+		s.factory.Apps().V1().Deployments().Informer().IsStopped(), s.ctl.workqueue.ShuttingDown(), workers)
+	return nil
 }
 
-// !-enqueue
-
-// skipUpdate says whether an update cannot change the summary. Same
-// resourceVersion: an unchanged object of a relist, or a resync. Same
-// generation and labels: on a real cluster, a status write.
-func skipUpdate(old, new any) (bool, string) {
-	o, ok1 := old.(*appsv1.Deployment)
-	n, ok2 := new.(*appsv1.Deployment)
-	switch {
-	case !ok1 || !ok2:
-		return false, ""
-	case o.ResourceVersion == n.ResourceVersion:
-		return true, "same resourceVersion"
-	case o.Generation == n.Generation && maps.Equal(o.Labels, n.Labels):
-		return true, "same generation and labels"
+// shutDown stops the informers and the controller and returns what
+// Run returned; run defers it too, for the paths that end early.
+func (s *steps) shutDown() error {
+	// !+shutdown
+	s.stop()             // the context the informers and Run run in
+	s.factory.Shutdown() // returns once every informer has stopped
+	s.ran.Wait()         // Run returns once its workers have
+	// !-shutdown
+	if s.ctl != nil {
+		s.ctl.workqueue.ShutDown() // in case Run never ran
 	}
-	return false, ""
+	return s.runErr
+}
+
+// Controller keeps configmap/<name>-summary in sync with each Deployment.
+type Controller struct {
+	// client writes the summaries.
+	client kubernetes.Interface
+	// deploymentsLister reads the informer's cache of Deployments.
+	deploymentsLister appslisters.DeploymentLister
+	// deploymentsSynced is done once the handler has had the first list.
+	deploymentsSynced cache.DoneChecker
+	// workqueue holds the keys to sync, each once, and hands a key to
+	// one worker at a time.
+	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// logger is where the controller says what it did.
+	logger klog.Logger
+}
+
+// !+newController
+// NewController builds the queue and the handler that feeds it.
+func NewController(ctx context.Context, client kubernetes.Interface,
+	deployments appsinformers.DeploymentInformer) (*Controller, error) {
+	// Per key: 5ms, 10ms, 20ms, ... capped at 1s (see the README).
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Second)
+	c := &Controller{
+		client:            client,
+		deploymentsLister: deployments.Lister(),
+		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "summaries"}),
+		logger: klog.FromContext(ctx),
+	}
+	reg, err := deployments.Informer().AddEventHandler(c.handler())
+	if err != nil {
+		c.workqueue.ShutDown()
+		return nil, err
+	}
+	c.deploymentsSynced = reg.HasSyncedChecker()
+	return c, nil
+}
+
+// handler turns events into keys and does no work itself: a slow
+// handler delays every later event.
+func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { c.enqueue("ADD", obj) },
+		UpdateFunc: func(old, new any) {
+			o, n := old.(*appsv1.Deployment), new.(*appsv1.Deployment)
+			switch {
+			case o.ResourceVersion == n.ResourceVersion:
+				// Unchanged: a relist or a resync.
+				c.logger.Info("Skip", "object", n, "old", o)
+			case o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels):
+				c.enqueue("UPDATE", n)
+			}
+			// Otherwise a status write: nothing the summary shows.
+		},
+		// obj may be a DeletedFinalStateUnknown (a delete seen on a relist).
+		DeleteFunc: func(obj any) { c.enqueue("DELETE", obj) },
+	}
+}
+
+// enqueue adds obj's key (event is for the log line).
+// DeletionHandlingObjectToName unwraps a tombstone.
+func (c *Controller) enqueue(event string, obj any) {
+	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
+		utilruntime.HandleError(err)
+	} else {
+		// Logged before the Add, so before any worker's line for key.
+		c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
+		c.workqueue.Add(key)
+	}
+}
+
+// !-newController
+
+// !+run
+// Run waits for the handler's first list, starts the workers, and once
+// ctx ends shuts the queue down and waits for them.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer c.workqueue.ShutDown()
+	if !cache.WaitFor(ctx, "", c.deploymentsSynced) {
+		return fmt.Errorf("failed to wait for caches to sync: %w", context.Cause(ctx))
+	}
+	var wg wait.Group
+	for range workers {
+		wg.StartWithContext(ctx, c.runWorker)
+	}
+	<-ctx.Done()
+	// Get hands out what is still queued, then reports shutdown.
+	c.workqueue.ShutDown()
+	wg.Wait()
+	return nil
 }
 
 // runWorker processes keys until the queue shuts down.
-func (ctl *controller) runWorker(ctx context.Context) {
-	for ctl.processNextWorkItem(ctx) {
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
 	}
 }
 
-// !+processNextWorkItem
 // processNextWorkItem is one turn of a worker: Get a key, sync it,
-// then either Forget it (success) or AddRateLimited (retry later),
-// and always Done.
-func (ctl *controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := ctl.queue.Get()
+// Forget it or AddRateLimited, and always Done.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.workqueue.Get()
 	if shutdown {
 		return false
 	}
-	// Between Get and Done the key is "processing": no other worker
-	// can Get it, and an Add only marks it dirty. Done puts a dirty
-	// key back in the queue.
-	defer ctl.queue.Done(key)
+	// Until Done the key is "processing": no other worker can Get it,
+	// and an Add only marks it dirty; Done queues a dirty key again.
+	defer c.workqueue.Done(key)
 
-	err := ctl.syncHandler(ctx, key)
+	err := c.syncHandler(ctx, key)
 	if err == nil {
-		// Success: forget the key's failures, so that its next
-		// failure starts again at the shortest backoff.
-		ctl.queue.Forget(key)
+		// Forget its failures: the next starts at the shortest backoff.
+		c.workqueue.Forget(key)
+		c.logger.Info("Successfully synced", "key", key)
 		return true
 	}
-	// Failure: add the key again once the rate limiter's delay for
-	// it has passed. The delay grows with each failure.
-	ctl.queue.AddRateLimited(key)
+	// Add the key again after a delay that grows with each failure.
+	c.workqueue.AddRateLimited(key)
+	c.logger.Error(err, "Error syncing; requeuing for later retry", "key", key,
+		"requeues", c.workqueue.NumRequeues(key))
 	return true
 }
 
-// !-processNextWorkItem
+// !-run
 
-// syncDeployment makes configmap/<name>-summary match the Deployment
-// named by key, read from the lister (the informer's cache): the key
-// says which object, the cache says what it looks like now.
-func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return nil // retrying cannot help
-	}
-	cms := ctl.client.CoreV1().ConfigMaps(ns)
-	cmName := name + "-summary"
-	d, err := ctl.lister.Deployments(ns).Get(name)
+// !+syncHandler
+// syncHandler makes configmap/<name>-summary match the Deployment key
+// names: the key says which, the lister (cache) what it is now.
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
+	cms := c.client.CoreV1().ConfigMaps(key.Namespace)
+	cmName := key.Name + "-summary"
+	d, err := c.deploymentsLister.Deployments(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		// On a real cluster the garbage collector may have deleted it
-		// first (ownerReference); NotFound means done either way.
+		// A real cluster's garbage collector may be first: done too.
+		c.logger.Info("Deleting summary", "key", key, "configmap", cmName)
 		err := cms.Delete(ctx, cmName, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
@@ -399,23 +397,53 @@ func (ctl *controller) syncDeployment(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	// d belongs to the cache, shared with every other reader: never
-	// modify it.
+	// d belongs to the cache, shared by all readers: never modify it.
 	want := summaryOf(d)
 
 	cm, err := cms.Get(ctx, cmName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
+		c.logger.Info("Creating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
 		_, err = cms.Create(ctx, newSummary(d, cmName, want), metav1.CreateOptions{})
 		return err
 	case err != nil:
 		return err
 	case maps.Equal(cm.Data, want):
+		c.logger.Info("Summary in sync", "key", key, "release", d.Labels["release"], "configmap", cmName)
 		return nil
 	}
-	// cm came from a GET, so it is ours to change. Update sends its
-	// resourceVersion: if someone wrote in between, 409 Conflict.
+	// cm is ours to change. Update sends its resourceVersion: if
+	// someone wrote in between, 409 Conflict.
+	c.logger.Info("Updating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
 	cm.Data = want
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	return err
+}
+
+// !-syncHandler
+
+// summaryOf is d's summary: replicas and labels, not the course's own.
+func summaryOf(d *appsv1.Deployment) map[string]string {
+	l := labels.Set(maps.Clone(d.Labels))
+	delete(l, cluster.ManagedByLabel)
+	return map[string]string{
+		"replicas": strconv.Itoa(int(ptr.Deref(d.Spec.Replicas, 1))),
+		"labels":   l.String(),
+	}
+}
+
+// newSummary is the ConfigMap for d, which a real cluster's garbage
+// collector deletes with d. (No BlockOwnerDeletion: it can need RBAC.)
+func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: cluster.Labels("summary-of", d.Name),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "Deployment",
+				Name: d.Name, UID: d.UID, Controller: ptr.To(true),
+			}},
+		},
+		Data: data,
+	}
 }

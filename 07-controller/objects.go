@@ -1,18 +1,15 @@
 package main
 
-// The chapter's objects, built in plain Go: the Deployments the steps
-// create and change to give the controller work, and the summary
-// ConfigMap the controller keeps for each.
+// The objects the steps make to give the controller work, built in
+// plain Go: the Deployments, the patches that change them, and the
+// patch with which someone else changes a summary in step 3.
 
 import (
 	"fmt"
-	"maps"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -50,33 +47,11 @@ func releasePatch(release string) []byte {
 	return fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
 }
 
-func key(namespace, name string) string { return namespace + "/" + name }
+// editedBy is the annotation someone else writes on a summary in
+// step 3: any change gives the ConfigMap a new resourceVersion.
+const editedBy = "walkthrough/edited-by"
 
-// summaryOf is the ConfigMap data for d: its replicas and its labels
-// (the course's own label left out, it is on everything).
-func summaryOf(d *appsv1.Deployment) map[string]string {
-	l := labels.Set(maps.Clone(d.Labels))
-	delete(l, cluster.ManagedByLabel)
-	return map[string]string{
-		"replicas": strconv.Itoa(int(ptr.Deref(d.Spec.Replicas, 1))),
-		"labels":   l.String(),
-	}
-}
-
-// newSummary is the ConfigMap for d. Its ownerReference names d as its
-// controller, so a real cluster's garbage collector deletes it with d.
-// (No BlockOwnerDeletion: nothing here deletes in the foreground, and
-// setting it can need extra RBAC.)
-func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: cluster.Labels("summary-of", d.Name),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "Deployment",
-				Name: d.Name, UID: d.UID, Controller: ptr.To(true),
-			}},
-		},
-		Data: data,
-	}
+// editPatch is a merge patch that someone else makes to a summary.
+func editPatch(n int) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"someone else, edit %d"}}}`, editedBy, n)
 }
