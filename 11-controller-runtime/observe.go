@@ -39,9 +39,9 @@ var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
 // that no scheduler or kubelet will touch.
 func createFixtures(ctx context.Context, c *cluster.Cluster) error {
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
-	for name, team := range map[string]string{"web": "blue", "db": "red"} {
+	for _, nt := range [][2]string{{"web", "blue"}, {"db", "red"}} {
 		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: cluster.Labels("team", team)},
+			ObjectMeta: metav1.ObjectMeta{Name: nt[0], Labels: cluster.Labels("team", nt[1])},
 			Data:       map[string]string{"mode": "v1"},
 		}
 		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
