@@ -204,7 +204,7 @@ func TestNoUnpinnedLinks(t *testing.T) {
 }
 
 // chapterDir matches a chapter folder name: NN-topic.
-var chapterDir = regexp.MustCompile(`^\d\d-[a-z]+$`)
+var chapterDir = regexp.MustCompile(`^\d\d-[a-z0-9-]+$`)
 
 // TestChaptersComplete checks the course both ways: every chapter folder
 // has its program, lesson, test and golden file, and the README names the
