@@ -326,7 +326,8 @@ func indexedList(ctx context.Context, out io.Writer, c *cluster.Cluster, cache c
 	err := cl.List(ctx, &list, client.InNamespace(c.Namespace), byMode)
 	fmt.Fprintf(out, "  List MatchingFields data.mode=v1, from the cache: %v\n", err)
 	err = apiReader.List(ctx, &list, client.InNamespace(c.Namespace), byMode)
-	fmt.Fprintf(out, "  the same from the APIReader: %v\n", err)
+	fmt.Fprintf(out, "  the same from the APIReader, to the server: %s (no field selector on data.mode)\n",
+		apierrors.ReasonForError(err))
 	// !+indexField
 	err = cache.IndexField(ctx, &corev1.ConfigMap{}, "data.mode", func(o client.Object) []string {
 		return []string{o.(*corev1.ConfigMap).Data["mode"]}
