@@ -1,20 +1,14 @@
 // Chapter 11-controller-runtime: the same informers, inside
-// controller-runtime's cache and client.
-//
-// controller-runtime (kubebuilder, operator-sdk) builds its cache from
-// the client-go SharedIndexInformers of chapters 01-07, one per kind,
-// started lazily; its client reads from that cache and writes to the
-// server. The chapter starts a cache and watches the request log while
-// it reads, looks underneath at the informer and the deep copy, maps
-// the cache's options onto earlier chapters, follows the client's reads
-// and writes, reads its own writes, and runs a reconciler on a manager.
+// controller-runtime's cache and client. Its cache is client-go
+// SharedIndexInformers (chapters 01-07), one per kind, started lazily;
+// its client reads from the cache and writes to the server; its
+// controllers are chapter 07's workqueue and worker. Each step shows one
+// part through the request log and handlers.
 //
 // Read alongside (controller-runtime v0.25.2): pkg/cache/cache.go,
 // informer_cache.go, internal/informers.go, internal/cache_reader.go,
 // pkg/client/client.go, consistency.go, pkg/internal/controller/
-// controller.go; and client-go v0.37.2's tools/cache. observe.go holds
-// what only shows the machinery at work (handlers, the recording queue,
-// printing).
+// controller.go. observe.go holds what only shows them at work.
 package main
 
 import (
@@ -66,26 +60,14 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return nil
 }
 
-// ownObjects is the cache's options for the chapter's objects alone:
-// on a real cluster its RBAC grants one namespace. A field selector on
-// metadata.namespace makes the informers list and watch in that
-// namespace (informers.go restrictNamespaceBySelector).
+// ownObjects is the cache's options for the chapter's own objects, in
+// its namespace (its RBAC on a real cluster): a metadata.namespace field
+// selector makes the informers list and watch there.
 func ownObjects(c *cluster.Cluster) crcache.Options {
 	return crcache.Options{
 		DefaultFieldSelector: fields.OneTermEqualSelector("metadata.namespace", c.Namespace),
 		DefaultLabelSelector: labels.SelectorFromSet(cluster.Labels()),
 	}
-}
-
-// startCache runs a cache until the returned stop is called, which
-// waits for its informers to end. A read before Start has begun fails
-// (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
-func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
-	cache.WaitForCacheSync(ctx)
-	return func() { cancel(); wg.Wait() }
 }
 
 // lazyCache starts a cache: nothing is listed until the first read of
@@ -318,8 +300,7 @@ func cachedClient(ctx context.Context, out io.Writer, c *cluster.Cluster) error 
 	return indexedList(ctx, out, c, cache, cl, apiReader)
 }
 
-// indexedList lists by a field: the cache answers only from an index
-// (chapter 04's IndexFunc), the server only for fields it supports.
+// indexedList lists by a field: the cache needs an index (04's IndexFunc).
 func indexedList(ctx context.Context, out io.Writer, c *cluster.Cluster, cache crcache.Cache, cl, apiReader client.Client) error {
 	var list corev1.ConfigMapList
 	byMode := client.MatchingFields{"data.mode": "v1"}
@@ -394,13 +375,7 @@ func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	printWaiting(out, got)
 	c.Faults().ReleaseWatches()
 	fmt.Fprintln(out, "  the client releases the watch:")
-	select {
-	case res := <-got:
-		fmt.Fprintf(out, "  Get: %s\n", res)
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-	return nil
+	return printResult(ctx, out, got)
 }
 
 // reconcilerIsChapter07 runs a controller on a manager: its informers
@@ -472,30 +447,4 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	printNext(ctx, out, "reconcile 4 returns:", lines, 2)
 	printLists(out, "the manager's lists and watches (the controller's and the client's):", c)
 	return nil
-}
-
-// stepReconciler is the controller's Reconciler: it reads the deployment
-// through the manager's client, from the cache, and reports. Each call
-// then waits for the step to let it return, with the error the step
-// chooses, so that events can arrive while it runs.
-type stepReconciler struct {
-	client  client.Client
-	lines   *show.Lines
-	proceed chan error
-	calls   int // one worker (MaxConcurrentReconciles 1): no lock
-}
-
-func (r *stepReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	r.calls++
-	var d appsv1.Deployment
-	if err := r.client.Get(ctx, req.NamespacedName, &d); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	r.lines.Sendf("reconcile %d: deployment/%s release=%q", r.calls, d.Name, d.Labels["release"])
-	select {
-	case err := <-r.proceed: // an error is retried through the rate limiter
-		return reconcile.Result{}, err
-	case <-ctx.Done():
-		return reconcile.Result{}, ctx.Err()
-	}
 }

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -34,6 +36,17 @@ import (
 // stdout is the chapter's. Without it, controller-runtime prints a
 // warning with a stack trace after 30 s.
 var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
+
+// startCache runs a cache until the returned stop is called, which
+// waits for its informers to end. A read before Start has begun fails
+// (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
+func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
+	cache.WaitForCacheSync(ctx)
+	return func() { cancel(); wg.Wait() }
+}
 
 // createFixtures creates the chapter's objects: two ConfigMaps and a pod
 // that no scheduler or kubelet will touch.
@@ -86,6 +99,32 @@ func setRelease(ctx context.Context, c *cluster.Cluster, release string) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
 	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
+}
+
+// stepReconciler is the controller's Reconciler: it reads the deployment
+// through the manager's client, from the cache, and reports. Each call
+// then waits for the step to let it return, with the error the step
+// chooses, so that events can arrive while it runs.
+type stepReconciler struct {
+	client  client.Client
+	lines   *show.Lines
+	proceed chan error
+	calls   int // one worker (MaxConcurrentReconciles 1): no lock
+}
+
+func (r *stepReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.calls++
+	var d appsv1.Deployment
+	if err := r.client.Get(ctx, req.NamespacedName, &d); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	r.lines.Sendf("reconcile %d: deployment/%s release=%q", r.calls, d.Name, d.Labels["release"])
+	select {
+	case err := <-r.proceed: // an error is retried through the rate limiter
+		return reconcile.Result{}, err
+	case <-ctx.Done():
+		return reconcile.Result{}, ctx.Err()
+	}
 }
 
 // let lets the reconciler's current call return err.
@@ -211,5 +250,16 @@ func printWaiting(out io.Writer, got <-chan string) {
 		fmt.Fprintf(out, "  Get returned at once: %s\n", res)
 	default:
 		fmt.Fprintln(out, "  Get (consistent) is waiting for the informer to see the Update's resourceVersion")
+	}
+}
+
+// printResult prints what the consistent Get returned, once it has.
+func printResult(ctx context.Context, out io.Writer, got <-chan string) error {
+	select {
+	case res := <-got:
+		fmt.Fprintf(out, "  Get: %s\n", res)
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }

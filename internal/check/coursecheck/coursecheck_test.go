@@ -255,7 +255,7 @@ func TestChaptersComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := regexp.MustCompile(`(?m)^\| \[(\d\d-[a-z]+)\]\((\d\d-[a-z]+)/\)`).FindAllStringSubmatch(string(course), -1)
+	listed := regexp.MustCompile(`(?m)^\| \[(\d\d-[a-z0-9-]+)\]\((\d\d-[a-z0-9-]+)/\)`).FindAllStringSubmatch(string(course), -1)
 	inREADME := map[string]bool{}
 	for _, m := range listed {
 		inREADME[m[1]] = true
