@@ -18,14 +18,16 @@ var modules = map[string]string{
 	"client-go":    "k8s.io/client-go",
 	"apimachinery": "k8s.io/apimachinery",
 	"api":          "k8s.io/api",
+	// kubernetes-sigs/controller-runtime, which 11-controller-runtime links.
+	"controller-runtime": "sigs.k8s.io/controller-runtime",
 }
 
 // link matches a Markdown link to a pinned source file, with its text:
 // [text](https://github.com/kubernetes/client-go/blob/v0.37.2/path#L10-L20)
-var link = regexp.MustCompile(`\[([^\]]*)\]\(https://github\.com/kubernetes/(client-go|apimachinery|api)/blob/([^/]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?\)`)
+var link = regexp.MustCompile(`\[([^\]]*)\]\(https://github\.com/kubernetes(?:-sigs)?/(client-go|apimachinery|api|controller-runtime)/blob/([^/]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?\)`)
 
 // bareLink matches links in Go comments (no Markdown text).
-var bareLink = regexp.MustCompile(`https://github\.com/kubernetes/(client-go|apimachinery|api)/blob/([^/\s]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?`)
+var bareLink = regexp.MustCompile(`https://github\.com/kubernetes(?:-sigs)?/(client-go|apimachinery|api|controller-runtime)/blob/([^/\s]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?`)
 
 // courseFiles returns the READMEs and Go files of the course.
 func courseFiles(t *testing.T) []string {
@@ -204,7 +206,7 @@ func TestNoUnpinnedLinks(t *testing.T) {
 }
 
 // chapterDir matches a chapter folder name: NN-topic.
-var chapterDir = regexp.MustCompile(`^\d\d-[a-z]+$`)
+var chapterDir = regexp.MustCompile(`^\d\d-[a-z0-9-]+$`)
 
 // TestChaptersComplete checks the course both ways: every chapter folder
 // has its program, lesson, test and golden file, and the README names the
@@ -253,7 +255,7 @@ func TestChaptersComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := regexp.MustCompile(`(?m)^\| \[(\d\d-[a-z]+)\]\((\d\d-[a-z]+)/\)`).FindAllStringSubmatch(string(course), -1)
+	listed := regexp.MustCompile(`(?m)^\| \[(\d\d-[a-z0-9-]+)\]\((\d\d-[a-z0-9-]+)/\)`).FindAllStringSubmatch(string(course), -1)
 	inREADME := map[string]bool{}
 	for _, m := range listed {
 		inREADME[m[1]] = true

@@ -310,7 +310,14 @@ func fromKubernetes(obj types.Object) bool {
 	if _, ok := obj.(*types.PkgName); ok || obj.Pkg() == nil {
 		return false
 	}
-	return strings.HasPrefix(obj.Pkg().Path(), "k8s.io/")
+	return kubernetesPath(obj.Pkg().Path())
+}
+
+// kubernetesPath reports whether a package is Kubernetes' client side:
+// a k8s.io module, or controller-runtime, which 11-controller-runtime
+// teaches as chapters 01-10 teach client-go.
+func kubernetesPath(path string) bool {
+	return strings.HasPrefix(path, "k8s.io/") || strings.HasPrefix(path, "sigs.k8s.io/controller-runtime/")
 }
 
 // callee is the name a call calls by (f in f(), Get in x.Get()), or nil.
@@ -363,7 +370,7 @@ func holdsKubernetes(obj types.Object) bool {
 		break
 	}
 	named, ok := t.(*types.Named)
-	return ok && named.Obj().Pkg() != nil && strings.HasPrefix(named.Obj().Pkg().Path(), "k8s.io/")
+	return ok && named.Obj().Pkg() != nil && kubernetesPath(named.Obj().Pkg().Path())
 }
 
 // prints reports whether call only prints or awaits: fmt's printers, the
@@ -401,7 +408,7 @@ func buildsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
 			continue
 		}
 		if named, ok := info.TypeOf(r).(*types.Named); ok && named.Obj().Pkg() != nil &&
-			strings.HasPrefix(named.Obj().Pkg().Path(), "k8s.io/") {
+			kubernetesPath(named.Obj().Pkg().Path()) {
 			return true
 		}
 	}

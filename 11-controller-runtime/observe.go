@@ -1,0 +1,265 @@
+package main
+
+// What the chapter needs to *show* controller-runtime at work, and
+// nothing of what it teaches: the chapter's objects, a handler that
+// reports, a workqueue that reports its calls, and the printing of
+// objects and of the request log. The caches, clients, manager and
+// controller, and every call made on them, are in main.go.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+)
+
+// quietLogs sends controller-runtime's log (and the log of the informers
+// it runs, which it hands its logger through the context) nowhere, once:
+// stdout is the chapter's. Without it, controller-runtime prints a
+// warning with a stack trace after 30 s.
+var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
+
+// startCache runs a cache until the returned stop is called, which
+// waits for its informers to end. A read before Start has begun fails
+// (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
+func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
+	cache.WaitForCacheSync(ctx)
+	return func() { cancel(); wg.Wait() }
+}
+
+// createFixtures creates the chapter's objects: two ConfigMaps and a pod
+// that no scheduler or kubelet will touch.
+func createFixtures(ctx context.Context, c *cluster.Cluster) error {
+	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
+	for _, nt := range [][2]string{{"web", "blue"}, {"db", "red"}} {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: nt[0], Labels: cluster.Labels("team", nt[1])},
+			Data:       map[string]string{"mode": "v1"},
+		}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, show.GatedPod("web-1", cluster.Labels()), metav1.CreateOptions{})
+	return err
+}
+
+// pausedDeployment is a deployment that no controller acts on, even on
+// a real cluster: paused, with 0 replicas.
+func pausedDeployment(name string) *appsv1.Deployment {
+	labels := cluster.Labels("app", name)
+	pod := show.GatedPod("", labels)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](0),
+			Paused:   true,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec},
+		},
+	}
+}
+
+// ownedConfigMap is a ConfigMap whose controller is the deployment, as a
+// reconciler would create it (controllerutil.SetControllerReference).
+func ownedConfigMap(owner *appsv1.Deployment) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Name:   owner.Name + "-config",
+		Labels: cluster.Labels(),
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}},
+	}}
+}
+
+// setRelease sets deployment/web's release label, one event.
+func setRelease(ctx context.Context, c *cluster.Cluster, release string) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
+	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// stepReconciler is the controller's Reconciler: it reads the deployment
+// through the manager's client, from the cache, and reports. Each call
+// then waits for the step to let it return, with the error the step
+// chooses, so that events can arrive while it runs.
+type stepReconciler struct {
+	client  client.Client
+	lines   *show.Lines
+	proceed chan error
+	calls   int // one worker (MaxConcurrentReconciles 1): no lock
+}
+
+func (r *stepReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.calls++
+	var d appsv1.Deployment
+	if err := r.client.Get(ctx, req.NamespacedName, &d); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	r.lines.Sendf("reconcile %d: deployment/%s release=%q", r.calls, d.Name, d.Labels["release"])
+	select {
+	case err := <-r.proceed: // an error is retried through the rate limiter
+		return reconcile.Result{}, err
+	case <-ctx.Done():
+		return reconcile.Result{}, ctx.Err()
+	}
+}
+
+// let lets the reconciler's current call return err.
+func (r *stepReconciler) let(ctx context.Context, err error) {
+	select {
+	case r.proceed <- err:
+	case <-ctx.Done():
+	}
+}
+
+// reporter is a handler that reports each add.
+func reporter(lines *show.Lines) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{AddFunc: func(obj any, initial bool) {
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			lines.Sendf("OnAdd configmap/%s %s isInInitialList=%t", cm.Name, describe(cm), initial)
+		}
+	}}
+}
+
+// recordingQueue is the controller's workqueue, reporting the calls the
+// controller makes on it. Each is reported at a point that keeps the
+// lines in the order the calls take effect.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	lines *show.Lines
+}
+
+func recording(q workqueue.TypedRateLimitingInterface[reconcile.Request], lines *show.Lines) recordingQueue {
+	return recordingQueue{q, lines}
+}
+
+func (q recordingQueue) Add(req reconcile.Request) {
+	q.TypedRateLimitingInterface.Add(req) // reported once added: a burst is all in
+	q.lines.Sendf("queue.Add(%s)", req.Name)
+}
+
+func (q recordingQueue) AddRateLimited(req reconcile.Request) {
+	q.lines.Sendf("queue.AddRateLimited(%s): back in after the limiter's delay", req.Name)
+	q.TypedRateLimitingInterface.AddRateLimited(req)
+}
+
+func (q recordingQueue) Forget(req reconcile.Request) {
+	q.lines.Sendf("queue.Forget(%s)", req.Name)
+	q.TypedRateLimitingInterface.Forget(req)
+}
+
+func (q recordingQueue) Done(req reconcile.Request) {
+	q.lines.Sendf("queue.Done(%s)", req.Name) // before: Done may hand it out again
+	q.TypedRateLimitingInterface.Done(req)
+}
+
+// describe is a ConfigMap's mode and resourceVersion.
+func describe(cm *corev1.ConfigMap) string {
+	return fmt.Sprintf("mode=%s rv=%s", cm.Data["mode"], cm.ResourceVersion)
+}
+
+func names(list *corev1.ConfigMapList) []string {
+	var n []string
+	for _, cm := range list.Items {
+		n = append(n, cm.Name)
+	}
+	return n
+}
+
+// printRequests prints what the chapter's clients sent since the last
+// call, after title, and starts the log afresh.
+func printRequests(out io.Writer, title string, c *cluster.Cluster) {
+	lines := show.Requests(c.Requests(), nil)
+	c.ResetRequests()
+	if len(lines) == 0 {
+		fmt.Fprintf(out, "  %s no request\n", title)
+		return
+	}
+	fmt.Fprintf(out, "  %s\n", title)
+	show.Print(out, "    ", lines)
+}
+
+// printLists is printRequests for the lists and watches alone, sorted:
+// the controller starts its sources' informers concurrently.
+func printLists(out io.Writer, title string, c *cluster.Cluster) {
+	fmt.Fprintf(out, "  %s\n", title)
+	show.Print(out, "    ", slices.Sorted(slices.Values(show.Requests(c.Requests(), show.ListsAndWatches))))
+	c.ResetRequests()
+}
+
+// printNext prints title and the next n lines, in order.
+func printNext(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
+	got, err := lines.Await(ctx, n)
+	printLines(out, title, got, err)
+}
+
+// printSorted prints title and the next n lines, sorted: their order is
+// not the lesson (two informers' handlers, or a handler and a worker).
+func printSorted(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
+	got, err := lines.AwaitSorted(ctx, n)
+	printLines(out, title, got, err)
+}
+
+func printLines(out io.Writer, title string, got []string, err error) {
+	fmt.Fprintf(out, "  %s\n", title)
+	show.Print(out, "    ", got)
+	if err != nil {
+		fmt.Fprintf(out, "    (%v)\n", err)
+	}
+}
+
+// printAliasing shows which of the reader's objects share their Data
+// map with the object in the indexer.
+func printAliasing(out io.Writer, stored, copied, aliased *corev1.ConfigMap) {
+	shares := func(cm *corev1.ConfigMap) bool {
+		return reflect.ValueOf(cm.Data).UnsafePointer() == reflect.ValueOf(stored.Data).UnsafePointer()
+	}
+	fmt.Fprintf(out, "  indexer.GetByKey: configmap/web %s\n", describe(stored))
+	fmt.Fprintf(out, "  Get, then edited:                       mode=%s, shares the indexer's map: %t\n", copied.Data["mode"], shares(copied))
+	fmt.Fprintf(out, "  Get with UnsafeDisableDeepCopy, edited: mode=%s, shares the indexer's map: %t\n", aliased.Data["mode"], shares(aliased))
+}
+
+// printWaiting shows that the consistent Get has not returned: it
+// cannot, while the informer has not seen the write.
+func printWaiting(out io.Writer, got <-chan string) {
+	select {
+	case res := <-got:
+		fmt.Fprintf(out, "  Get returned at once: %s\n", res)
+	default:
+		fmt.Fprintln(out, "  Get (consistent) is waiting for the informer to see the Update's resourceVersion")
+	}
+}
+
+// printResult prints what the consistent Get returned, once it has.
+func printResult(ctx context.Context, out io.Writer, got <-chan string) error {
+	select {
+	case res := <-got:
+		fmt.Fprintf(out, "  Get: %s\n", res)
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
