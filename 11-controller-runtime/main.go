@@ -134,7 +134,7 @@ func forbiddenKind(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 			stop(err) // retrying will not grant the permission
 		}
 	}
-	cache, err := crcache.New(c.ConfigExpecting403(), opts)
+	cache, err := crcache.New(c.UnguardedConfig(), opts)
 	if err != nil {
 		return err
 	}
