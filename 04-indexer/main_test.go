@@ -29,9 +29,9 @@ func TestGolden(t *testing.T) { chaptertest.Golden(t, "04-indexer", run) }
 // and its code blocks equal to the chapter's code.
 func TestREADME(t *testing.T) { chaptertest.README(t, "04-indexer") }
 
-// TestRealClusterShape runs the chapter as on a real cluster (no staged
-// faults) and checks that it prints the golden file's steps but for
-// numbers, and one "skipped" line where a step needs the workshop cluster.
+// TestRealClusterShape runs the chapter as on a real cluster (no
+// workshop-server hooks) and checks that it prints the golden file's
+// steps but for numbers: no step is skipped.
 func TestRealClusterShape(t *testing.T) { chaptertest.RealClusterShape(t, "04-indexer", run) }
 
 // TestPanics pins the two panics step 4 describes.

@@ -16,9 +16,9 @@ import (
 
 // TestChaptersOnRealCluster runs every chapter twice against the real
 // cluster the kubeconfig in REAL_KUBECONFIG names, as a learner would.
-// Each run must exit 0, print its golden output but for numbers and for
-// the steps that say they are skipped on a real cluster (the rule every
-// chapter's own real-cluster test applies, chaptertest.RealShape), and
+// Each run must exit 0, print its golden output but for numbers, with no
+// step skipped (the rule every chapter's own real-cluster test applies,
+// chaptertest.RealShape), and
 // leave nothing labelled by the course behind. Without REAL_KUBECONFIG
 // it is skipped: CI has no cluster. hack/realk8s builds and starts
 // kube-apiserver of the pinned release to run it on.
