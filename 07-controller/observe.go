@@ -185,7 +185,7 @@ func (s *steps) relistFromClient() {
 		return r.Verb == "watch" && r.Resource == "deployments.apps" &&
 			r.Query.Get("sendInitialEvents") == ""
 	}
-	s.c.Faults().Answer(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
+	s.c.Faults().AnswerWatch(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
 	s.c.Faults().EndWatches()
 	// !-relist
 	s.printf("  the client ends the informer's watch and answers its re-watch itself: %d Expired\n",
