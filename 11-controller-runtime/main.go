@@ -47,12 +47,9 @@ func main() { cluster.Main("11-controller-runtime", run) }
 // cache (or manager) and stops it, waiting, before it returns.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	quietLogs() // controller-runtime logs through logr: not to stdout
-	for i, step := range []func(context.Context, io.Writer, *cluster.Cluster) error{
+	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster) error{
 		lazyCache, underneath, optionsAreChapters, cachedClient, readYourWrites, reconcilerIsChapter07,
 	} {
-		if i > 0 {
-			fmt.Fprintln(out)
-		}
 		if err := step(ctx, out, c); err != nil {
 			return err
 		}
@@ -151,7 +148,7 @@ func forbiddenKind(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 // indexer's GetByKey and a deep copy, and without the copy the reader
 // holds the cache's own maps.
 func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "Step 2. Underneath: a client-go SharedIndexInformer, GetByKey and a deep copy")
+	fmt.Fprintln(out, "\nStep 2. Underneath: a client-go SharedIndexInformer, GetByKey and a deep copy")
 	cache, err := crcache.New(c.Config, ownObjects(c))
 	if err != nil {
 		return err
@@ -205,7 +202,7 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // optionsAreChapters sets the cache's options, each an earlier chapter:
 // selectors (03), namespaces, a Transform (05, 09).
 func optionsAreChapters(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "Step 3. Cache options are chapters: selectors, namespaces, a Transform")
+	fmt.Fprintln(out, "\nStep 3. Cache options are chapters: selectors, namespaces, a Transform")
 	c.ResetRequests()
 	// !+options
 	cache, err := crcache.New(c.Config, crcache.Options{
@@ -248,7 +245,7 @@ func optionsAreChapters(ctx context.Context, out io.Writer, c *cluster.Cluster) 
 // cachedClient reads through the client: from the cache, or from the
 // server for what the cache is told not to hold; writes go to the server.
 func cachedClient(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "Step 4. The client: reads from the cache, writes to the server")
+	fmt.Fprintln(out, "\nStep 4. The client: reads from the cache, writes to the server")
 	cache, err := crcache.New(c.Config, ownObjects(c))
 	if err != nil {
 		return err
@@ -282,6 +279,9 @@ func cachedClient(ctx context.Context, out io.Writer, c *cluster.Cluster) error 
 		return err
 	}
 	printRequests(out, "Update configmap/web:", c)
+	if err := awaitCached(ctx, cache, &cm); err != nil { // the watch brings it
+		return err
+	}
 	var pod corev1.Pod
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: "web-1"}, &pod); err != nil {
 		return err
@@ -331,7 +331,7 @@ func indexedList(ctx context.Context, out io.Writer, c *cluster.Cluster, cache c
 // with read-your-writes consistency the Get waits for the write's
 // resourceVersion to reach the informer.
 func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "Step 5. Read your own writes: EnableReadYourWritesConsistency waits for the write")
+	fmt.Fprintln(out, "\nStep 5. Read your own writes: EnableReadYourWritesConsistency waits for the write")
 	cache, err := crcache.New(c.Config, ownObjects(c))
 	if err != nil {
 		return err
@@ -382,7 +382,7 @@ func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 // are the cache's, its queue is client-go's workqueue, and its worker is
 // chapter 07's loop.
 func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "Step 6. A reconciler is chapter 07: one workqueue, dedup, rate-limited retries")
+	fmt.Fprintln(out, "\nStep 6. A reconciler is chapter 07: one workqueue, dedup, rate-limited retries")
 	web, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, pausedDeployment("web"), metav1.CreateOptions{})
 	if err != nil {
 		return err

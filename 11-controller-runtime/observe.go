@@ -48,6 +48,41 @@ func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
+// awaitCached waits until the cache's informer for obj's kind holds obj
+// at obj's resourceVersion: a write reaches the cache only through the
+// watch, some time after the write returned. A handler added now is
+// handed what the cache holds, then what the watch brings.
+func awaitCached(ctx context.Context, crc crcache.Cache, obj client.Object) error {
+	inf, err := crc.GetInformer(ctx, obj)
+	if err != nil {
+		return err
+	}
+	// The handler may still run after this returns: it reads copies.
+	ns, name, rv := obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion()
+	seen := make(chan struct{})
+	var once sync.Once
+	match := func(o any) {
+		if m, ok := o.(client.Object); ok && m.GetNamespace() == ns &&
+			m.GetName() == name && m.GetResourceVersion() == rv {
+			once.Do(func() { close(seen) })
+		}
+	}
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    match,
+		UpdateFunc: func(_, o any) { match(o) },
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	select {
+	case <-seen:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for %s rv=%s in the cache: %w", name, rv, context.Cause(ctx))
+	}
+}
+
 // createFixtures creates the chapter's objects: two ConfigMaps and a pod
 // that no scheduler or kubelet will touch.
 func createFixtures(ctx context.Context, c *cluster.Cluster) error {
