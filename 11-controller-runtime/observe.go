@@ -272,9 +272,9 @@ func printAliasing(out io.Writer, stored, copied, aliased *corev1.ConfigMap) {
 	shares := func(cm *corev1.ConfigMap) bool {
 		return reflect.ValueOf(cm.Data).UnsafePointer() == reflect.ValueOf(stored.Data).UnsafePointer()
 	}
-	fmt.Fprintf(out, "  indexer.GetByKey: configmap/web %s\n", describe(stored))
 	fmt.Fprintf(out, "  Get, then edited:                       mode=%s, shares the indexer's map: %t\n", copied.Data["mode"], shares(copied))
 	fmt.Fprintf(out, "  Get with UnsafeDisableDeepCopy, edited: mode=%s, shares the indexer's map: %t\n", aliased.Data["mode"], shares(aliased))
+	fmt.Fprintf(out, "  the object indexer.GetByKey returned, now: configmap/web %s\n", describe(stored))
 }
 
 // printWaiting shows that the consistent Get has not returned: it
