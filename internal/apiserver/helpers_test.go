@@ -512,3 +512,6 @@ func shape(frames []frame) []string {
 	}
 	return out
 }
+
+// namespacesResource is the namespaces resource of every server.
+func namespacesResource() *Resource { return builtinRegistry().lookup(namespacesGVR) }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,11 +164,19 @@ type request struct {
 //	/api/v1/{resource}[/{name}[/{subresource}]]
 //	/apis/{group}/{version}/... likewise
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.serveDiscovery(w, r) || serveOpenAPI(w, r) {
+	if serveHealth(w, r) || s.serveDiscovery(w, r) || serveOpenAPI(w, r) {
 		return
 	}
 	s.log.add(r)
-	req, err := parsePath(r)
+	req, err := parsePath(s.store.reg, r)
+	if errors.Is(err, errNoHandler) {
+		// No group-version served here claims the path: kube-apiserver's
+		// last handler is net/http's NotFound (k8s.io/apiserver
+		// pkg/util/notfoundhandler), a plain-text 404, which client-go
+		// reports as "the server could not find the requested resource".
+		http.NotFound(w, r)
+		return
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -249,26 +258,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func parsePath(r *http.Request) (request, error) {
+// errNoHandler: no served group-version claims the path.
+var errNoHandler = errors.New("no handler")
+
+// errNoRoute is kube-apiserver's answer to a path under a served
+// group-version that names no resource, or no subresource, served there:
+// go-restful finds no route, and kube-apiserver's serviceErrorHandler
+// (k8s.io/apiserver pkg/server/handler.go) answers a 404 Status with no
+// name and no details.
+func errNoRoute() error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+func parsePath(reg *registry, r *http.Request) (request, error) {
 	var req request
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	var gv schema.GroupVersion
 	switch {
-	case len(parts) >= 3 && parts[0] == "api" && parts[1] == "v1":
+	case len(parts) >= 2 && parts[0] == "api" && parts[1] == "v1":
 		gv, parts = schema.GroupVersion{Version: "v1"}, parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
+	case len(parts) >= 3 && parts[0] == "apis" && slices.Contains(reg.groupVersions(parts[1]), parts[2]):
 		gv, parts = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
 	default:
-		return req, apierrors.NewNotFound(schema.GroupResource{}, "")
+		return req, errNoHandler
+	}
+	if len(parts) == 0 {
+		return req, errNoRoute()
 	}
 	// /namespaces/{ns}/{resource}/... unless the path names a namespace
 	// itself (/namespaces/{name}[/status]).
 	if parts[0] == "namespaces" && len(parts) >= 3 && parts[2] != "status" && parts[2] != "finalize" {
 		req.namespace, parts = parts[1], parts[2:]
 	}
-	req.res = lookup(gv.WithResource(parts[0]))
+	req.res = reg.lookup(gv.WithResource(parts[0]))
 	if req.res == nil {
-		return req, apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: parts[0]}, "")
+		return req, errNoRoute()
 	}
 	if len(parts) > 1 {
 		req.name = parts[1]
@@ -278,13 +302,13 @@ func parsePath(r *http.Request) (request, error) {
 	}
 	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale)
 	if len(parts) > 3 || (req.subresource != "" && !subresourceServed) {
-		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+		return req, errNoRoute()
 	}
 	if req.res.Namespaced != (req.namespace != "") && req.name != "" {
-		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+		return req, errNoRoute()
 	}
 	if !req.res.Namespaced && req.namespace != "" {
-		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+		return req, errNoRoute()
 	}
 	q := r.URL.Query()
 	switch r.Method {
@@ -313,15 +337,6 @@ func parsePath(r *http.Request) (request, error) {
 	return req, nil
 }
 
-func lookup(gvr schema.GroupVersionResource) *Resource {
-	for _, r := range resources {
-		if r.GVR == gvr {
-			return r
-		}
-	}
-	return nil
-}
-
 // parseListOptions decodes and validates list and watch parameters exactly
 // as kube-apiserver does, with apimachinery's own decoder and validation
 // (transcripts 19, 32).
@@ -333,9 +348,11 @@ func parseListOptions(q url.Values, res *Resource, namespace string) (metaintern
 	if errs := metainternalvalidation.ValidateListOptions(&opts, true); len(errs) > 0 {
 		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
-	if err := res.checkFieldSelector(opts.FieldSelector); err != nil {
+	sel, err := res.convertFieldSelector(opts.FieldSelector)
+	if err != nil {
 		return opts, apierrors.NewBadRequest(err.Error())
 	}
+	opts.FieldSelector = sel
 	return opts, nil
 }
 
@@ -606,6 +623,29 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// serveHealth answers kube-apiserver's health checks, /healthz, /livez
+// and /readyz, as its healthz handler does when every check passes
+// (k8s.io/apiserver pkg/server/healthz): a plain-text "ok". With
+// ?verbose it lists the checks; the workshop cluster has one, ping.
+func serveHealth(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/livez", "/readyz":
+	default:
+		return false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if _, verbose := r.URL.Query()["verbose"]; !verbose {
+		fmt.Fprint(w, "ok")
+		return true
+	}
+	fmt.Fprintf(w, "[+]ping ok\n%s check passed\n", strings.TrimPrefix(r.URL.Path, "/"))
+	return true
+}
+
 // serveDiscovery answers /version and the legacy discovery documents, so
 // that kubectl and discovery clients can talk to the workshop cluster.
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
@@ -623,7 +663,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 	case "/apis":
 		list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
 		seen := map[string]bool{}
-		for _, res := range resources {
+		for _, res := range s.store.reg.all() {
 			g := res.GVR.Group
 			if g == "" || seen[g] {
 				continue
@@ -639,12 +679,12 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 		list := metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
-		for _, res := range resources {
+		for _, res := range s.store.reg.all() {
 			if res.GVR.GroupVersion() != gv {
 				continue
 			}
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: res.GVR.Resource, Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
+				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
 				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
 			})
 			if res.StatusSubresource {

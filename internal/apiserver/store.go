@@ -44,6 +44,8 @@ type event struct {
 type store struct {
 	mu sync.Mutex
 
+	reg *registry // the served resources
+
 	rv        uint64 // the last resourceVersion handed out
 	compacted uint64 // history holds every event with RV > compacted
 	objects   map[*Resource]map[string]runtime.Object
@@ -64,18 +66,21 @@ type store struct {
 }
 
 func newStore(now func() metav1.Time, maxHistory int) *store {
-	s := &store{
+	return &store{
+		reg:        newRegistry(),
 		objects:    map[*Resource]map[string]runtime.Object{},
 		watchers:   map[*watcher]struct{}{},
 		sorted:     map[*Resource][]string{},
 		now:        now,
 		maxHistory: maxHistory,
+		fields:     map[fieldManagerKey]*managedfields.FieldManager{},
 	}
-	for _, r := range resources {
-		s.objects[r] = map[string]runtime.Object{}
-	}
-	s.fields = newFieldManagers()
-	return s
+}
+
+// objectsOf returns the stored objects of the resource at gvr, by key.
+// Callers hold s.mu and do not change the map.
+func (s *store) objectsOf(gvr schema.GroupVersionResource) map[string]runtime.Object {
+	return s.objects[s.reg.lookup(gvr)]
 }
 
 func objectKey(namespace, name string) string {
@@ -112,6 +117,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 	if typ == watch.Deleted {
 		delete(s.objects[res], key)
 	} else {
+		if s.objects[res] == nil {
+			s.objects[res] = map[string]runtime.Object{} // the first object of res
+		}
 		s.objects[res][key] = obj
 	}
 	if typ != watch.Modified {
@@ -228,9 +236,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		return nil, err
 	}
 	if res.Namespaced {
-		ns, ok := s.objects[namespacesResource()][namespace]
+		ns, ok := s.objects[s.reg.lookup(namespacesGVR)][namespace]
 		if !ok {
-			return nil, apierrors.NewNotFound(namespacesResource().GroupResource(), namespace)
+			return nil, apierrors.NewNotFound(s.reg.lookup(namespacesGVR).GroupResource(), namespace)
 		}
 		if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
 			return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(),
@@ -254,6 +262,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		m.SetGeneration(1)
 	}
 	clearTypeMeta(obj)
+	if res.ResetStatusOnCreate {
+		copyField(obj, res.New(), "Status")
+	}
 	if res.Default != nil {
 		res.Default(obj, now)
 	}
@@ -263,6 +274,11 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	}
 	if res.Admit != nil {
 		res.Admit(obj, now)
+	}
+	if res.Allocate != nil {
+		if err := res.Allocate(s, obj); err != nil {
+			return nil, err
+		}
 	}
 	s.commit(res, watch.Added, obj, nil)
 	return obj.DeepCopyObject(), nil
@@ -437,11 +453,11 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 	case len(om.GetFinalizers()) > 0:
 		// Finalizers hold the object until an update removes the last one.
 		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
-	case res == namespacesResource():
+	case res == s.reg.lookup(namespacesGVR):
 		// What the namespace controller does, done at once: terminate,
 		// delete the contents, then the namespace.
 		terminating := startDeletion()
-		for _, r := range resources {
+		for _, r := range s.reg.all() {
 			if !r.Namespaced {
 				continue
 			}
@@ -713,4 +729,4 @@ func copyField(dst, src runtime.Object, name string) {
 	}
 }
 
-func namespacesResource() *Resource { return resources[0] }
+var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
