@@ -47,6 +47,9 @@ type Resource struct {
 	// Scale: the resource has a scale subresource (autoscaling/v1 Scale
 	// of .spec.replicas, scale.go), as deployments have.
 	Scale bool
+	// DeleteCollection: a DELETE of the collection deletes every object
+	// its selectors match (all kinds here but namespaces).
+	DeleteCollection bool
 
 	// strategy is what this kind does differently (strategies.go).
 	strategy
@@ -122,8 +125,8 @@ func (r *Resource) String() string { return r.GroupResource().String() }
 
 // builtinKind is one line of zz_generated.kinds.go.
 type builtinKind struct {
-	group, version, resource, kind string
-	namespaced, status, scale      bool
+	group, version, resource, kind             string
+	namespaced, status, scale, deleteCollection bool
 }
 
 // builtinResources are the built-in resources, built once per process
@@ -135,7 +138,7 @@ var builtinResources = sync.OnceValue(func() []*Resource {
 		gvr := schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource}
 		r := &Resource{
 			GVR: gvr, Kind: k.kind, Namespaced: k.namespaced,
-			StatusSubresource: k.status, Scale: k.scale,
+			StatusSubresource: k.status, Scale: k.scale, DeleteCollection: k.deleteCollection,
 			strategy: strategies[gvr.GroupResource()],
 		}
 		r.New = newOf(gvr.GroupVersion().WithKind(k.kind))

@@ -3,6 +3,8 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +44,16 @@ type Options struct {
 	MaxHistory int
 	// Port to listen on, on 127.0.0.1 only. Default 0: a free port.
 	Port int
+	// Bootstrap starts the server with what a real cluster has before
+	// anyone writes to it (transcript 91): the namespaces default,
+	// kube-system, kube-public and kube-node-lease, the default/kubernetes
+	// Service (10.0.0.1, port 443 "https"), and a "default"
+	// ServiceAccount in every namespace, made as the namespace is (as
+	// kube-controller-manager's serviceaccounts controller makes it, a
+	// moment later). The workshop package turns it on; the chapters
+	// leave it off, so that their resourceVersions count from an empty
+	// cluster.
+	Bootstrap bool
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -87,6 +99,12 @@ func Start(opts Options) (*Server, error) {
 		closing:  make(chan struct{}),
 		unused:   map[net.Conn]bool{},
 		grace:    250 * time.Millisecond,
+	}
+	if opts.Bootstrap {
+		if err := s.store.bootstrap(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
 	s.wg.Add(1)
@@ -253,9 +271,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			rw.respond(http.StatusOK, res.Object, nil)
 		}
+	case "deletecollection":
+		s.serveDeleteCollection(rw, r, req)
 	default:
 		rw.error(apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method))
 	}
+}
+
+// serveDeleteCollection deletes every object of the collection that the
+// request's selectors match, one by one as kube-apiserver's
+// Store.DeleteCollection does, and answers with the list of them
+// (controller-runtime's DeleteAllOf, kubectl delete --all).
+func (s *Server) serveDeleteCollection(rw responder, r *http.Request, req request) {
+	opts, err := parseListOptions(r.URL.Query(), req.res, req.namespace)
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	list, err := s.store.deleteCollection(req.res, listOptions{
+		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
+	})
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	gvk := req.res.GroupVersionKind()
+	list.GetObjectKind().SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	rw.write(http.StatusOK, func(w io.Writer) error { return rw.info.Serializer.Encode(list, w) })
 }
 
 // errNoHandler: no served group-version claims the path.
@@ -329,8 +371,11 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 		req.verb = "patch"
 	case http.MethodDelete:
 		req.verb = "delete"
+		if req.name == "" && req.res.DeleteCollection {
+			req.verb = "deletecollection"
+		}
 	}
-	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create") ||
+	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create" && req.verb != "deletecollection") ||
 		(req.name != "" && req.verb == "create") {
 		return req, apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method)
 	}
@@ -683,9 +728,13 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			if res.GVR.GroupVersion() != gv {
 				continue
 			}
+			verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+			if res.DeleteCollection {
+				verbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+			}
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
-				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
+				Verbs: verbs, StorageVersionHash: storageVersionHash(res.GroupVersionKind()),
 			})
 			if res.StatusSubresource {
 				list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -708,6 +757,14 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		writeJSON(w, http.StatusOK, list)
 	}
 	return true
+}
+
+// storageVersionHash is discovery's hash of the version a kind is stored
+// in: here always the served one (k8s.io/apiserver
+// pkg/endpoints/discovery/storageversionhash.go, StorageVersionHash).
+func storageVersionHash(gvk schema.GroupVersionKind) string {
+	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
 func discoveryGroupVersion(path string) (schema.GroupVersion, bool) {

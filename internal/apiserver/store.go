@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -58,6 +59,10 @@ type store struct {
 	// that the pages of a paged list cost one sort, not one each. A
 	// create or delete of the resource drops its entry.
 	sorted map[*Resource][]string
+
+	// defaultServiceAccounts: a namespace is made with its "default"
+	// ServiceAccount (Options.Bootstrap).
+	defaultServiceAccounts bool
 
 	now      func() metav1.Time
 	uids     uint64
@@ -281,7 +286,48 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		}
 	}
 	s.commit(res, watch.Added, obj, nil)
+	if res.GVR == namespacesGVR && s.defaultServiceAccounts {
+		// kube-controller-manager's serviceaccounts controller; its
+		// ServiceAccount has no managedFields (transcript 91).
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: m.GetName()}}
+		if _, err := s.createLocked(s.reg.lookup(serviceAccountsGVR), m.GetName(), "", sa, true); err != nil {
+			return nil, err
+		}
+	}
 	return obj.DeepCopyObject(), nil
+}
+
+var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+
+// bootstrap makes what a real cluster has from the start
+// (Options.Bootstrap): what kube-apiserver makes itself (its system
+// namespaces and the kubernetes Service, written by "kube-apiserver"),
+// and the controller-manager's default ServiceAccounts.
+func (s *store) bootstrap() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaultServiceAccounts = true
+	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := s.createLocked(s.reg.lookup(namespacesGVR), "", "kube-apiserver", ns, false); err != nil {
+			return err
+		}
+	}
+	// pkg/controlplane/controller/kubernetesservice: the Service in
+	// front of the API server, at the service range's first address.
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"},
+		},
+		Spec: corev1.ServiceSpec{
+			Ports:          []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(6443)}},
+			ClusterIP:      serviceIPPrefix + strconv.Itoa(serviceIPFirst),
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
+		},
+	}
+	_, err := s.createLocked(s.reg.lookup(servicesGVR), metav1.NamespaceDefault, "kube-apiserver", svc, false)
+	return err
 }
 
 // validateObject holds the few field validations the chapters can meet.
@@ -490,6 +536,36 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 			},
 		}}, nil
 	}
+}
+
+// deleteCollection deletes, one by one, every object of res that o
+// selects, and returns the list of what it deleted, each as its delete
+// left it.
+func (s *store) deleteCollection(res *Resource, o listOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var deleted []runtime.Object
+	for _, key := range sortedKeys(s.objects[res]) {
+		obj := s.objects[res][key]
+		m := metaOf(obj)
+		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
+			continue
+		}
+		out, err := s.deleteLocked(res, m.GetNamespace(), m.GetName())
+		if err != nil {
+			return nil, err
+		}
+		if out.Object != nil {
+			deleted = append(deleted, out.Object.DeepCopyObject())
+		} else {
+			deleted = append(deleted, obj.DeepCopyObject())
+		}
+	}
+	list := res.NewList()
+	if err := meta.SetList(list, deleted); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // listOptions are the parsed, validated parameters of a list.

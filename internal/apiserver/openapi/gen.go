@@ -84,8 +84,8 @@ func version(doc string) string { return doc[strings.LastIndex(doc, "-")+1:] }
 
 // kind is one served resource as the document describes it.
 type kind struct {
-	group, version, resource, kind string
-	namespaced, status, scale      bool
+	group, version, resource, kind              string
+	namespaced, status, scale, deleteCollection bool
 }
 
 func writeKinds(out string, kinds []kind) error {
@@ -94,11 +94,12 @@ func writeKinds(out string, kinds []kind) error {
 	b.WriteString("package apiserver\n\n")
 	b.WriteString("// builtinKinds are the built-in resources the workshop cluster serves,\n")
 	b.WriteString("// as kube-apiserver's OpenAPI documents describe them: group, version,\n")
-	b.WriteString("// resource, kind, namespaced, and whether it has the status and the\n")
-	b.WriteString("// scale subresources. resources.go adds each kind's strategy.\n")
+	b.WriteString("// resource, kind, namespaced, whether it has the status and the scale\n")
+	b.WriteString("// subresources, and whether its collection takes a DELETE\n")
+	b.WriteString("// (deletecollection). resources.go adds each kind's strategy.\n")
 	b.WriteString("var builtinKinds = []builtinKind{\n")
 	for _, k := range kinds {
-		fmt.Fprintf(&b, "\t{%q, %q, %q, %q, %v, %v, %v},\n", k.group, k.version, k.resource, k.kind, k.namespaced, k.status, k.scale)
+		fmt.Fprintf(&b, "\t{%q, %q, %q, %q, %v, %v, %v, %v},\n", k.group, k.version, k.resource, k.kind, k.namespaced, k.status, k.scale, k.deleteCollection)
 	}
 	b.WriteString("}\n")
 	return os.WriteFile(out, b.Bytes(), 0o644)
@@ -206,12 +207,21 @@ func kindOf(paths map[string]json.RawMessage, resource string) (kind, error) {
 		if err := json.Unmarshal(v, &item); err != nil {
 			return kind{}, err
 		}
+		var collection struct {
+			Delete json.RawMessage `json:"delete"`
+		}
+		if c, ok := paths[strings.TrimSuffix(p, "/{name}")]; ok {
+			if err := json.Unmarshal(c, &collection); err != nil {
+				return kind{}, err
+			}
+		}
 		gvk := item.Get.GVK
 		_, status := paths[p+"/status"]
 		_, scale := paths[p+"/scale"]
 		return kind{
 			group: gvk.Group, version: gvk.Version, resource: resource, kind: gvk.Kind,
 			namespaced: strings.HasSuffix(prefix, "/namespaces/{namespace}"), status: status, scale: scale,
+			deleteCollection: collection.Delete != nil,
 		}, nil
 	}
 	return kind{}, fmt.Errorf("no path for %s", resource)
