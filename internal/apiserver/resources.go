@@ -125,7 +125,7 @@ func (r *Resource) String() string { return r.GroupResource().String() }
 
 // builtinKind is one line of zz_generated.kinds.go.
 type builtinKind struct {
-	group, version, resource, kind             string
+	group, version, resource, kind              string
 	namespaced, status, scale, deleteCollection bool
 }
 
