@@ -14,7 +14,9 @@ import (
 
 // An informer on a workshop cluster, as a test would use one: the same
 // client-go code path as in production (here a watch-list), and the
-// resourceVersions a real API server gives.
+// resourceVersions a real API server gives (the first nine went to what
+// the cluster has from the start: its namespaces, their ServiceAccounts
+// and the kubernetes Service).
 func Example() {
 	c, err := workshop.New()
 	if err != nil {
@@ -50,5 +52,5 @@ func Example() {
 	}
 	fmt.Printf("created rv=%s, cached %d pod: %s rv=%s phase=%s\n", created.ResourceVersion,
 		len(cached), cached[0].Name, cached[0].ResourceVersion, cached[0].Status.Phase)
-	// Output: created rv=2, cached 1 pod: web-1 rv=2 phase=Pending
+	// Output: created rv=10, cached 1 pod: web-1 rv=10 phase=Pending
 }

@@ -25,15 +25,30 @@
 //
 // What it does not implement:
 //
-//   - Resources: it serves namespaces, nodes, pods, configmaps and
-//     deployments.apps, nothing else (no services, secrets, CRDs), and
-//     no subresources but status and a deployment's scale.
+//   - Resources: it serves the built-in kinds a controller commonly
+//     touches: core (namespaces, nodes, pods, configmaps, services,
+//     endpoints, secrets, serviceaccounts, events,
+//     persistentvolumeclaims, persistentvolumes, limitranges,
+//     resourcequotas, podtemplates), apps, batch, autoscaling/v2,
+//     coordination.k8s.io (leases), discovery.k8s.io (endpointslices),
+//     events.k8s.io, networking.k8s.io, policy (poddisruptionbudgets),
+//     rbac.authorization.k8s.io (stored as objects, never enforced),
+//     scheduling.k8s.io and storage.k8s.io (storageclasses), with their
+//     defaults, a Service's cluster IP and node ports, a Job's selector,
+//     the field selectors each kind supports, and the status and scale
+//     subresources where the kind has them. Not yet CRDs, and no other
+//     subresources (no pods/log, exec, eviction, binding,
+//     serviceaccounts/token). events.k8s.io and core Events are stored
+//     apart, where kube-apiserver stores them as one.
 //   - Admission: no webhooks, no quota or limit ranges, no
 //     authentication or authorization (anyone on 127.0.0.1 may do
 //     anything), and only a few validations.
 //   - Garbage collection: ownerReferences are stored, never acted on.
 //   - Controllers, a scheduler or kubelets: a Deployment makes no
-//     ReplicaSet, a pod stays Pending, a namespace is deleted at once.
+//     ReplicaSet, a Job no pod, a pod stays Pending, a Service gets no
+//     Endpoints, a namespace is deleted at once. (It does make each
+//     namespace's "default" ServiceAccount, as the controller-manager
+//     would, since tests rely on it.)
 //
 // For those, use envtest (a real kube-apiserver and etcd) or a cluster.
 //
@@ -72,11 +87,8 @@
 package workshop
 
 import (
-	"context"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -101,21 +113,19 @@ func Start(tb testing.TB) *Cluster {
 	return c
 }
 
-// New starts a workshop cluster with the namespace "default", as every
-// cluster has. Close stops it. In a test, Start is simpler; New is for
+// New starts a workshop cluster with what every cluster has from the
+// start: the namespaces default, kube-system, kube-public and
+// kube-node-lease, the default/kubernetes Service, and a "default"
+// ServiceAccount in every namespace (one is made with each namespace you
+// create). Close stops it. In a test, Start is simpler; New is for
 // TestMain and for programs.
 func New() (*Cluster, error) {
-	srv, err := apiserver.Start(apiserver.Options{})
+	srv, err := apiserver.Start(apiserver.Options{Bootstrap: true})
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{srv: srv}
 	if c.client, err = kubernetes.NewForConfig(srv.Config()); err != nil {
-		_ = srv.Close()
-		return nil, err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceDefault}}
-	if _, err := c.client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		_ = srv.Close()
 		return nil, err
 	}

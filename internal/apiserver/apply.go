@@ -78,7 +78,7 @@ func (s *store) apply(res *Resource, namespace, name, subresource, manager strin
 		live = old.DeepCopyObject()
 	}
 	live.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind())
-	out, err := s.fields[fieldManagerKey{res, subresource}].Apply(live, intent, manager, force)
+	out, err := s.fieldManager(res, subresource).Apply(live, intent, manager, force)
 	var status apierrors.APIStatus
 	if err != nil && !errors.As(err, &status) {
 		// An intent with a field the schema lacks: kube-apiserver

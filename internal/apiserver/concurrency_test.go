@@ -31,7 +31,7 @@ func configMap(name, value string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}}, Data: map[string]string{"v": value}}
 }
 
-var configMapsRes = lookup(corev1.SchemeGroupVersion.WithResource("configmaps"))
+var configMapsRes = builtinRegistry().lookup(corev1.SchemeGroupVersion.WithResource("configmaps"))
 
 // TestSlowWatcherStore: a watcher whose queue is never drained holds up no
 // writer; once more than maxPending events wait for it, the store closes

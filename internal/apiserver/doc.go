@@ -1,8 +1,10 @@
 // Package apiserver is the workshop cluster: a small Kubernetes API server
 // that runs inside a chapter's process, on a loopback port, and that the
 // unmodified client-go talks to over real HTTP, as it talks to
-// kube-apiserver. It serves namespaces, nodes, pods, configmaps and
-// deployments, and answers as kube-apiserver v1.36 does: every behaviour
+// kube-apiserver. It serves the built-in kinds a controller commonly
+// touches (core, apps, batch, coordination.k8s.io, events.k8s.io,
+// networking.k8s.io, policy, rbac and a few more: zz_generated.kinds.go
+// lists them), and answers as kube-apiserver v1.36 does: every behaviour
 // copied from it has a test that names the recorded transcript it matches
 // (testdata/transcripts, copied from a real server's answers).
 //
@@ -10,10 +12,16 @@
 // how a watch really streams, read it in this order:
 //
 //   - The resource table, resources.go: one [Resource] per kind (group,
-//     version, resource, kind, namespaced, its Go types, which
-//     subresources it has, its field-selector fields) and the defaults
-//     and admission kube-apiserver applies on create. Adding a kind is
-//     one entry there; nothing else is per kind.
+//     version, resource, kind, namespaced, which subresources it has),
+//     read from kube-apiserver's OpenAPI documents (openapi/gen.go writes
+//     zz_generated.kinds.go) and client-go's scheme (its Go types), and
+//     each server's registry of them, which can gain kinds at run time.
+//     Then strategies.go: what each kind does differently, as
+//     kube-apiserver's per-kind strategies do (defaults, what admission
+//     and the create strategy add, generation, a Service's cluster IP,
+//     field selectors, printer columns). Adding a built-in kind is a
+//     line in gen.go and, if it differs, an entry there; nothing else is
+//     per kind.
 //   - The store, store.go: every object, one global resourceVersion
 //     counter (etcd's revision), and the history of changes. Every write
 //     goes through commit, which stamps the next resourceVersion, records

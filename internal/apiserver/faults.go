@@ -71,7 +71,8 @@ func NewRequest(r *http.Request) Request {
 		}
 	}
 	out := Request{Method: r.Method, Path: r.URL.Path, Query: q, Accept: r.Header.Get("Accept")}
-	if req, err := parsePath(r); err == nil {
+	// The built-in resources: a client has no server's table to read.
+	if req, err := parsePath(builtinRegistry(), r); err == nil {
 		out.Verb, out.Resource = req.verb, req.res.String()
 	}
 	return out

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -21,38 +22,42 @@ type fieldManagerKey struct {
 	subresource string // "" or "status"
 }
 
-func newFieldManagers() map[fieldManagerKey]*managedfields.FieldManager {
-	converter := applyconfigurations.NewTypeConverter(scheme.Scheme)
-	fms := map[fieldManagerKey]*managedfields.FieldManager{}
-	for _, res := range resources {
-		subs := []string{""}
-		if res.StatusSubresource {
-			subs = append(subs, "status")
+// typeConverter knows the schemas of every built-in kind (client-go's
+// apply configurations), as kube-apiserver's is built from its OpenAPI
+// models. Built once per process, on first use: it is read-only.
+var typeConverter = sync.OnceValue(func() managedfields.TypeConverter {
+	return applyconfigurations.NewTypeConverter(scheme.Scheme)
+})
+
+// fieldManager returns the FieldManager of res's writes through
+// subresource ("" or "status"; "scale" for the Scale kind), made on first
+// use: a server pays only for the kinds it is written. Callers hold s.mu.
+func (s *store) fieldManager(res *Resource, subresource string) *managedfields.FieldManager {
+	key := fieldManagerKey{res, subresource}
+	if fm, ok := s.fields[key]; ok {
+		return fm
+	}
+	gvk := res.GroupVersionKind()
+	var fm *managedfields.FieldManager
+	var err error
+	if res == scaleResource {
+		// The Scale kind is not among client-go's apply
+		// configurations: its schema comes from the OpenAPI
+		// documents (openapi.go).
+		converter, cerr := scaleTypeConverter()
+		if cerr != nil {
+			panic("apiserver: the embedded OpenAPI documents: " + cerr.Error())
 		}
-		for _, sub := range subs {
-			gvk := res.GroupVersionKind()
-			// The defaulter runs only in Apply (apply.go).
-			fm, err := managedfields.NewDefaultFieldManager(converter, scheme.Scheme, resourceDefaulter{res}, scheme.Scheme, gvk, gvk.GroupVersion(), sub, nil)
-			if err != nil {
-				panic("apiserver: field manager for " + res.String() + ": " + err.Error()) // the resource table is wrong
-			}
-			fms[fieldManagerKey{res, sub}] = fm
-		}
+		fm, err = managedfields.NewDefaultFieldManager(converter, scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), subresource, nil)
+	} else {
+		// The defaulter runs only in Apply (apply.go).
+		fm, err = managedfields.NewDefaultFieldManager(typeConverter(), scheme.Scheme, resourceDefaulter{res}, scheme.Scheme, gvk, gvk.GroupVersion(), subresource, nil)
 	}
-	// The Scale kind, for writes through a scale subresource (scale.go).
-	// It is not among client-go's apply configurations: its schema comes
-	// from the OpenAPI documents (openapi.go).
-	gvk := scaleResource.GroupVersionKind()
-	scaleConverter, err := scaleTypeConverter()
 	if err != nil {
-		panic("apiserver: the embedded OpenAPI documents: " + err.Error())
+		panic("apiserver: field manager for " + res.String() + ": " + err.Error()) // the resource table is wrong
 	}
-	fm, err := managedfields.NewDefaultFieldManager(scaleConverter, scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), "scale", nil)
-	if err != nil {
-		panic("apiserver: field manager for Scale: " + err.Error())
-	}
-	fms[fieldManagerKey{scaleResource, "scale"}] = fm
-	return fms
+	s.fields[key] = fm
+	return fm
 }
 
 // manageFields records manager's ownership of the fields that next sets
@@ -60,7 +65,7 @@ func newFieldManagers() map[fieldManagerKey]*managedfields.FieldManager {
 // entries' times come from the server's clock, so output stays
 // deterministic. Callers hold s.mu.
 func (s *store) manageFields(res *Resource, subresource string, live, next runtime.Object, manager string) runtime.Object {
-	fm := s.fields[fieldManagerKey{res, subresource}]
+	fm := s.fieldManager(res, subresource)
 	gvk := res.GroupVersionKind()
 	live, next = live.DeepCopyObject(), next.DeepCopyObject()
 	live.GetObjectKind().SetGroupVersionKind(gvk)

@@ -23,7 +23,8 @@ import (
 // takes fieldValidation, then lets the server validate) and for kubectl
 // explain. The documents are kube-apiserver v1.36.3's own, filtered by
 // openapi/gen.go to the paths of the resources served here and the
-// schemas those reach; they are embedded gzip-compressed (about 125 KB).
+// schemas those reach, one per served group-version; they are embedded
+// gzip-compressed (about 390 KB), and read only when first asked for.
 //
 // The apps/v1 document also describes autoscaling/v1 Scale, the kind of
 // the deployments' scale subresource: scale.go's field manager reads its
@@ -45,7 +46,16 @@ type openAPIDocument struct {
 // openAPIDocuments reads the embedded documents once; they are read-only
 // and shared by every server in the process.
 var openAPIDocuments = sync.OnceValues(func() ([]*openAPIDocument, error) {
-	docs := []*openAPIDocument{{path: "api/v1", file: "api__v1.json.gz"}, {path: "apis/apps/v1", file: "apis__apps__v1.json.gz"}}
+	entries, err := openAPIFiles.ReadDir("openapi")
+	if err != nil {
+		return nil, err
+	}
+	var docs []*openAPIDocument
+	for _, e := range entries {
+		// apis__apps__v1.json.gz is the document of apis/apps/v1.
+		path := strings.ReplaceAll(strings.TrimSuffix(e.Name(), ".json.gz"), "__", "/")
+		docs = append(docs, &openAPIDocument{path: path, file: e.Name()})
+	}
 	for _, d := range docs {
 		gz, err := openAPIFiles.ReadFile("openapi/" + d.file)
 		if err != nil {

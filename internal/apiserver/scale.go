@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// The scale subresource: .../deployments/{name}/scale reads and writes a
-// deployment's spec.replicas as an autoscaling/v1 Scale, which is what
+// The scale subresource: .../deployments/{name}/scale (replicasets and
+// statefulsets alike) reads and writes a deployment's spec.replicas as an autoscaling/v1 Scale, which is what
 // kubectl scale (and a HorizontalPodAutoscaler) speak. It copies
 // kube-apiserver's deployment ScaleREST
 // (kubernetes/pkg/registry/apps/deployment/storage/storage.go):
@@ -37,10 +37,13 @@ var scaleResource = &Resource{
 	New:  func() runtime.Object { return &autoscalingv1.Scale{} },
 }
 
-// replicasPaths is where a deployment keeps its replicas, per apiVersion
-// (upstream's replicasPathInDeployment).
-var replicasPaths = managedfields.ResourcePathMappings{
-	appsv1.SchemeGroupVersion.String(): fieldpath.MakePathOrDie("spec", "replicas"),
+// replicasPaths is where res keeps its replicas, per apiVersion
+// (upstream's replicasPathInDeployment, and the same for replicasets
+// and statefulsets): .spec.replicas.
+func replicasPaths(res *Resource) managedfields.ResourcePathMappings {
+	return managedfields.ResourcePathMappings{
+		res.GVR.GroupVersion().String(): fieldpath.MakePathOrDie("spec", "replicas"),
+	}
 }
 
 // serveScale answers GET, PUT and PATCH of a scale subresource.
@@ -81,23 +84,45 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 	}
 }
 
-// scaleOf is upstream's scaleFromDeployment.
-func scaleOf(d *appsv1.Deployment) (*autoscalingv1.Scale, error) {
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+// scaled is what a Scale reads of a kind with the scale subresource
+// (deployments, replicasets, statefulsets: each has .spec.replicas,
+// .spec.selector and .status.replicas).
+type scaled struct {
+	replicas       **int32
+	selector       *metav1.LabelSelector
+	statusReplicas int32
+}
+
+func scaledOf(obj runtime.Object) scaled {
+	v := reflect.ValueOf(obj).Elem()
+	spec, status := v.FieldByName("Spec"), v.FieldByName("Status")
+	return scaled{
+		replicas:       spec.FieldByName("Replicas").Addr().Interface().(**int32),
+		selector:       spec.FieldByName("Selector").Interface().(*metav1.LabelSelector),
+		statusReplicas: int32(status.FieldByName("Replicas").Int()),
+	}
+}
+
+// scaleOf is upstream's scaleFromDeployment (scaleFromReplicaSet,
+// scaleFromStatefulSet alike).
+func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
+	sc := scaledOf(obj)
+	selector, err := metav1.LabelSelectorAsSelector(sc.selector)
 	if err != nil {
 		return nil, err
 	}
 	var replicas int32
-	if d.Spec.Replicas != nil {
-		replicas = *d.Spec.Replicas
+	if *sc.replicas != nil {
+		replicas = **sc.replicas
 	}
+	m := metaOf(obj)
 	return &autoscalingv1.Scale{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: d.Name, Namespace: d.Namespace, UID: d.UID,
-			ResourceVersion: d.ResourceVersion, CreationTimestamp: d.CreationTimestamp,
+			Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp(),
 		},
 		Spec:   autoscalingv1.ScaleSpec{Replicas: replicas},
-		Status: autoscalingv1.ScaleStatus{Replicas: d.Status.Replicas, Selector: selector.String()},
+		Status: autoscalingv1.ScaleStatus{Replicas: sc.statusReplicas, Selector: selector.String()},
 	}, nil
 }
 
@@ -114,7 +139,7 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 	if !ok {
 		return nil, scaleNotFound(res, name)
 	}
-	return scaleOf(obj.(*appsv1.Deployment))
+	return scaleOf(obj)
 }
 
 // updateScale writes a deployment's replicas through its Scale. change
@@ -127,8 +152,9 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, chan
 	if !ok {
 		return nil, scaleNotFound(res, name)
 	}
-	d := obj.(*appsv1.Deployment).DeepCopy()
-	handler := managedfields.NewScaleHandler(d.ManagedFields, appsv1.SchemeGroupVersion, replicasPaths)
+	d := obj.DeepCopyObject()
+	dm := metaOf(d)
+	handler := managedfields.NewScaleHandler(dm.GetManagedFields(), res.GVR.GroupVersion(), replicasPaths(res))
 	old, err := scaleOf(d)
 	if err != nil {
 		return nil, err
@@ -153,22 +179,22 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, chan
 			field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0"),
 		})
 	}
-	if sc.UID != "" && sc.UID != d.UID {
+	if sc.UID != "" && sc.UID != dm.GetUID() {
 		return nil, apierrors.NewConflict(schema.GroupResource{Group: res.GVR.Group, Resource: res.GVR.Resource + "/scale"}, name,
-			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", sc.UID, d.UID))
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", sc.UID, dm.GetUID()))
 	}
 	sc = s.manageFields(scaleResource, "scale", old, sc, manager).(*autoscalingv1.Scale)
 
-	d.Spec.Replicas = &sc.Spec.Replicas
-	d.ResourceVersion = sc.ResourceVersion
+	*scaledOf(d).replicas = &sc.Spec.Replicas
+	dm.SetResourceVersion(sc.ResourceVersion)
 	entries, err := handler.ToParent(sc.ManagedFields)
 	if err != nil {
 		return nil, err
 	}
-	d.ManagedFields = restamp(d.ManagedFields, entries, s.now())
+	dm.SetManagedFields(restamp(dm.GetManagedFields(), entries, s.now()))
 	updated, err := s.updateLocked(res, namespace, name, "", manager, d, true)
 	if err != nil {
 		return nil, err
 	}
-	return scaleOf(updated.(*appsv1.Deployment))
+	return scaleOf(updated)
 }

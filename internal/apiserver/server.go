@@ -3,6 +3,8 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +44,16 @@ type Options struct {
 	MaxHistory int
 	// Port to listen on, on 127.0.0.1 only. Default 0: a free port.
 	Port int
+	// Bootstrap starts the server with what a real cluster has before
+	// anyone writes to it (transcript 91): the namespaces default,
+	// kube-system, kube-public and kube-node-lease, the default/kubernetes
+	// Service (10.0.0.1, port 443 "https"), and a "default"
+	// ServiceAccount in every namespace, made as the namespace is (as
+	// kube-controller-manager's serviceaccounts controller makes it, a
+	// moment later). The workshop package turns it on; the chapters
+	// leave it off, so that their resourceVersions count from an empty
+	// cluster.
+	Bootstrap bool
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -86,6 +99,12 @@ func Start(opts Options) (*Server, error) {
 		closing:  make(chan struct{}),
 		unused:   map[net.Conn]bool{},
 		grace:    250 * time.Millisecond,
+	}
+	if opts.Bootstrap {
+		if err := s.store.bootstrap(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
 	s.wg.Add(1)
@@ -163,11 +182,19 @@ type request struct {
 //	/api/v1/{resource}[/{name}[/{subresource}]]
 //	/apis/{group}/{version}/... likewise
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.serveDiscovery(w, r) || serveOpenAPI(w, r) {
+	if serveHealth(w, r) || s.serveDiscovery(w, r) || serveOpenAPI(w, r) {
 		return
 	}
 	s.log.add(r)
-	req, err := parsePath(r)
+	req, err := parsePath(s.store.reg, r)
+	if errors.Is(err, errNoHandler) {
+		// No group-version served here claims the path: kube-apiserver's
+		// last handler is net/http's NotFound (k8s.io/apiserver
+		// pkg/util/notfoundhandler), a plain-text 404, which client-go
+		// reports as "the server could not find the requested resource".
+		http.NotFound(w, r)
+		return
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -244,31 +271,70 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			rw.respond(http.StatusOK, res.Object, nil)
 		}
+	case "deletecollection":
+		s.serveDeleteCollection(rw, r, req)
 	default:
 		rw.error(apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method))
 	}
 }
 
-func parsePath(r *http.Request) (request, error) {
+// serveDeleteCollection deletes every object of the collection that the
+// request's selectors match, one by one as kube-apiserver's
+// Store.DeleteCollection does, and answers with the list of them
+// (controller-runtime's DeleteAllOf, kubectl delete --all).
+func (s *Server) serveDeleteCollection(rw responder, r *http.Request, req request) {
+	opts, err := parseListOptions(r.URL.Query(), req.res, req.namespace)
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	list, err := s.store.deleteCollection(req.res, listOptions{
+		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
+	})
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	gvk := req.res.GroupVersionKind()
+	list.GetObjectKind().SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	rw.write(http.StatusOK, func(w io.Writer) error { return rw.info.Serializer.Encode(list, w) })
+}
+
+// errNoHandler: no served group-version claims the path.
+var errNoHandler = errors.New("no handler")
+
+// errNoRoute is kube-apiserver's answer to a path under a served
+// group-version that names no resource, or no subresource, served there:
+// go-restful finds no route, and kube-apiserver's serviceErrorHandler
+// (k8s.io/apiserver pkg/server/handler.go) answers a 404 Status with no
+// name and no details.
+func errNoRoute() error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+func parsePath(reg *registry, r *http.Request) (request, error) {
 	var req request
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	var gv schema.GroupVersion
 	switch {
-	case len(parts) >= 3 && parts[0] == "api" && parts[1] == "v1":
+	case len(parts) >= 2 && parts[0] == "api" && parts[1] == "v1":
 		gv, parts = schema.GroupVersion{Version: "v1"}, parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
+	case len(parts) >= 3 && parts[0] == "apis" && slices.Contains(reg.groupVersions(parts[1]), parts[2]):
 		gv, parts = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
 	default:
-		return req, apierrors.NewNotFound(schema.GroupResource{}, "")
+		return req, errNoHandler
+	}
+	if len(parts) == 0 {
+		return req, errNoRoute()
 	}
 	// /namespaces/{ns}/{resource}/... unless the path names a namespace
 	// itself (/namespaces/{name}[/status]).
 	if parts[0] == "namespaces" && len(parts) >= 3 && parts[2] != "status" && parts[2] != "finalize" {
 		req.namespace, parts = parts[1], parts[2:]
 	}
-	req.res = lookup(gv.WithResource(parts[0]))
+	req.res = reg.lookup(gv.WithResource(parts[0]))
 	if req.res == nil {
-		return req, apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: parts[0]}, "")
+		return req, errNoRoute()
 	}
 	if len(parts) > 1 {
 		req.name = parts[1]
@@ -278,13 +344,13 @@ func parsePath(r *http.Request) (request, error) {
 	}
 	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale)
 	if len(parts) > 3 || (req.subresource != "" && !subresourceServed) {
-		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+		return req, errNoRoute()
 	}
 	if req.res.Namespaced != (req.namespace != "") && req.name != "" {
-		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+		return req, errNoRoute()
 	}
 	if !req.res.Namespaced && req.namespace != "" {
-		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+		return req, errNoRoute()
 	}
 	q := r.URL.Query()
 	switch r.Method {
@@ -305,21 +371,15 @@ func parsePath(r *http.Request) (request, error) {
 		req.verb = "patch"
 	case http.MethodDelete:
 		req.verb = "delete"
+		if req.name == "" && req.res.DeleteCollection {
+			req.verb = "deletecollection"
+		}
 	}
-	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create") ||
+	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create" && req.verb != "deletecollection") ||
 		(req.name != "" && req.verb == "create") {
 		return req, apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method)
 	}
 	return req, nil
-}
-
-func lookup(gvr schema.GroupVersionResource) *Resource {
-	for _, r := range resources {
-		if r.GVR == gvr {
-			return r
-		}
-	}
-	return nil
 }
 
 // parseListOptions decodes and validates list and watch parameters exactly
@@ -333,9 +393,11 @@ func parseListOptions(q url.Values, res *Resource, namespace string) (metaintern
 	if errs := metainternalvalidation.ValidateListOptions(&opts, true); len(errs) > 0 {
 		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
-	if err := res.checkFieldSelector(opts.FieldSelector); err != nil {
+	sel, err := res.convertFieldSelector(opts.FieldSelector)
+	if err != nil {
 		return opts, apierrors.NewBadRequest(err.Error())
 	}
+	opts.FieldSelector = sel
 	return opts, nil
 }
 
@@ -606,6 +668,29 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// serveHealth answers kube-apiserver's health checks, /healthz, /livez
+// and /readyz, as its healthz handler does when every check passes
+// (k8s.io/apiserver pkg/server/healthz): a plain-text "ok". With
+// ?verbose it lists the checks; the workshop cluster has one, ping.
+func serveHealth(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/livez", "/readyz":
+	default:
+		return false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if _, verbose := r.URL.Query()["verbose"]; !verbose {
+		fmt.Fprint(w, "ok")
+		return true
+	}
+	fmt.Fprintf(w, "[+]ping ok\n%s check passed\n", strings.TrimPrefix(r.URL.Path, "/"))
+	return true
+}
+
 // serveDiscovery answers /version and the legacy discovery documents, so
 // that kubectl and discovery clients can talk to the workshop cluster.
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
@@ -623,7 +708,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 	case "/apis":
 		list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
 		seen := map[string]bool{}
-		for _, res := range resources {
+		for _, res := range s.store.reg.all() {
 			g := res.GVR.Group
 			if g == "" || seen[g] {
 				continue
@@ -639,13 +724,17 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 		list := metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
-		for _, res := range resources {
+		for _, res := range s.store.reg.all() {
 			if res.GVR.GroupVersion() != gv {
 				continue
 			}
+			verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+			if res.DeleteCollection {
+				verbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+			}
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: res.GVR.Resource, Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
-				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
+				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
+				Verbs: verbs, StorageVersionHash: storageVersionHash(res.GroupVersionKind()),
 			})
 			if res.StatusSubresource {
 				list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -668,6 +757,14 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		writeJSON(w, http.StatusOK, list)
 	}
 	return true
+}
+
+// storageVersionHash is discovery's hash of the version a kind is stored
+// in: here always the served one (k8s.io/apiserver
+// pkg/endpoints/discovery/storageversionhash.go, StorageVersionHash).
+func storageVersionHash(gvk schema.GroupVersionKind) string {
+	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
 func discoveryGroupVersion(path string) (schema.GroupVersion, bool) {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -44,6 +45,8 @@ type event struct {
 type store struct {
 	mu sync.Mutex
 
+	reg *registry // the served resources
+
 	rv        uint64 // the last resourceVersion handed out
 	compacted uint64 // history holds every event with RV > compacted
 	objects   map[*Resource]map[string]runtime.Object
@@ -57,6 +60,10 @@ type store struct {
 	// create or delete of the resource drops its entry.
 	sorted map[*Resource][]string
 
+	// defaultServiceAccounts: a namespace is made with its "default"
+	// ServiceAccount (Options.Bootstrap).
+	defaultServiceAccounts bool
+
 	now      func() metav1.Time
 	uids     uint64
 	suffixes uint64
@@ -64,18 +71,21 @@ type store struct {
 }
 
 func newStore(now func() metav1.Time, maxHistory int) *store {
-	s := &store{
+	return &store{
+		reg:        newRegistry(),
 		objects:    map[*Resource]map[string]runtime.Object{},
 		watchers:   map[*watcher]struct{}{},
 		sorted:     map[*Resource][]string{},
 		now:        now,
 		maxHistory: maxHistory,
+		fields:     map[fieldManagerKey]*managedfields.FieldManager{},
 	}
-	for _, r := range resources {
-		s.objects[r] = map[string]runtime.Object{}
-	}
-	s.fields = newFieldManagers()
-	return s
+}
+
+// objectsOf returns the stored objects of the resource at gvr, by key.
+// Callers hold s.mu and do not change the map.
+func (s *store) objectsOf(gvr schema.GroupVersionResource) map[string]runtime.Object {
+	return s.objects[s.reg.lookup(gvr)]
 }
 
 func objectKey(namespace, name string) string {
@@ -112,6 +122,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 	if typ == watch.Deleted {
 		delete(s.objects[res], key)
 	} else {
+		if s.objects[res] == nil {
+			s.objects[res] = map[string]runtime.Object{} // the first object of res
+		}
 		s.objects[res][key] = obj
 	}
 	if typ != watch.Modified {
@@ -228,9 +241,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		return nil, err
 	}
 	if res.Namespaced {
-		ns, ok := s.objects[namespacesResource()][namespace]
+		ns, ok := s.objects[s.reg.lookup(namespacesGVR)][namespace]
 		if !ok {
-			return nil, apierrors.NewNotFound(namespacesResource().GroupResource(), namespace)
+			return nil, apierrors.NewNotFound(s.reg.lookup(namespacesGVR).GroupResource(), namespace)
 		}
 		if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
 			return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(),
@@ -254,6 +267,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		m.SetGeneration(1)
 	}
 	clearTypeMeta(obj)
+	if res.ResetStatusOnCreate {
+		copyField(obj, res.New(), "Status")
+	}
 	if res.Default != nil {
 		res.Default(obj, now)
 	}
@@ -264,8 +280,54 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if res.Admit != nil {
 		res.Admit(obj, now)
 	}
+	if res.Allocate != nil {
+		if err := res.Allocate(s, obj); err != nil {
+			return nil, err
+		}
+	}
 	s.commit(res, watch.Added, obj, nil)
+	if res.GVR == namespacesGVR && s.defaultServiceAccounts {
+		// kube-controller-manager's serviceaccounts controller; its
+		// ServiceAccount has no managedFields (transcript 91).
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: m.GetName()}}
+		if _, err := s.createLocked(s.reg.lookup(serviceAccountsGVR), m.GetName(), "", sa, true); err != nil {
+			return nil, err
+		}
+	}
 	return obj.DeepCopyObject(), nil
+}
+
+var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+
+// bootstrap makes what a real cluster has from the start
+// (Options.Bootstrap): what kube-apiserver makes itself (its system
+// namespaces and the kubernetes Service, written by "kube-apiserver"),
+// and the controller-manager's default ServiceAccounts.
+func (s *store) bootstrap() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaultServiceAccounts = true
+	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := s.createLocked(s.reg.lookup(namespacesGVR), "", "kube-apiserver", ns, false); err != nil {
+			return err
+		}
+	}
+	// pkg/controlplane/controller/kubernetesservice: the Service in
+	// front of the API server, at the service range's first address.
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"},
+		},
+		Spec: corev1.ServiceSpec{
+			Ports:          []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(6443)}},
+			ClusterIP:      serviceIPPrefix + strconv.Itoa(serviceIPFirst),
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
+		},
+	}
+	_, err := s.createLocked(s.reg.lookup(servicesGVR), metav1.NamespaceDefault, "kube-apiserver", svc, false)
+	return err
 }
 
 // validateObject holds the few field validations the chapters can meet.
@@ -437,11 +499,11 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 	case len(om.GetFinalizers()) > 0:
 		// Finalizers hold the object until an update removes the last one.
 		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
-	case res == namespacesResource():
+	case res == s.reg.lookup(namespacesGVR):
 		// What the namespace controller does, done at once: terminate,
 		// delete the contents, then the namespace.
 		terminating := startDeletion()
-		for _, r := range resources {
+		for _, r := range s.reg.all() {
 			if !r.Namespaced {
 				continue
 			}
@@ -474,6 +536,36 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 			},
 		}}, nil
 	}
+}
+
+// deleteCollection deletes, one by one, every object of res that o
+// selects, and returns the list of what it deleted, each as its delete
+// left it.
+func (s *store) deleteCollection(res *Resource, o listOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var deleted []runtime.Object
+	for _, key := range sortedKeys(s.objects[res]) {
+		obj := s.objects[res][key]
+		m := metaOf(obj)
+		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
+			continue
+		}
+		out, err := s.deleteLocked(res, m.GetNamespace(), m.GetName())
+		if err != nil {
+			return nil, err
+		}
+		if out.Object != nil {
+			deleted = append(deleted, out.Object.DeepCopyObject())
+		} else {
+			deleted = append(deleted, obj.DeepCopyObject())
+		}
+	}
+	list := res.NewList()
+	if err := meta.SetList(list, deleted); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // listOptions are the parsed, validated parameters of a list.
@@ -713,4 +805,4 @@ func copyField(dst, src runtime.Object, name string) {
 	}
 }
 
-func namespacesResource() *Resource { return resources[0] }
+var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")

@@ -141,6 +141,16 @@ var (
 	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
 )
 
+// defaultTable is for kinds with no printer of their own here: Name and
+// Age, the columns every kube-apiserver printer starts and ends with.
+var defaultTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{nameColumn, ageColumn},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		m := metaOf(obj)
+		return []any{m.GetName(), age(m.GetCreationTimestamp())}
+	},
+}
+
 // podTable: AddHandlers' podColumnDefinitions and printPod.
 var podTable = &tablePrinter{
 	columns: []metav1.TableColumnDefinition{

@@ -1,0 +1,5 @@
+//go:build !race
+
+package apiserver
+
+const raceEnabled = false
