@@ -58,18 +58,20 @@ func main() {
 func serve(ctx context.Context, port int, kubeconfig string, out io.Writer, ready chan<- *apiserver.Server) error {
 	// A wall clock, so that kubectl's AGE reads as on any cluster;
 	// chapters and tests keep the fixed clock of the default.
-	srv, err := apiserver.Start(apiserver.Options{Port: port, Now: time.Now})
+	// Bootstrap: what a real cluster has from the start (its namespaces,
+	// default/kubernetes, a default ServiceAccount in each namespace).
+	srv, err := apiserver.Start(apiserver.Options{Port: port, Now: time.Now, Bootstrap: true})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 
-	// The namespaces a cluster starts with, and the course's own.
+	// The course's own namespace.
 	client, err := kubernetes.NewForConfig(srv.Config())
 	if err != nil {
 		return err
 	}
-	for _, ns := range []string{"default", "kube-system", cluster.DefaultNamespace} {
+	for _, ns := range []string{cluster.DefaultNamespace} {
 		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 		if _, err := client.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 			return err
