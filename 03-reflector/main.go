@@ -34,7 +34,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 func main() { cluster.Main("03-reflector", run) }
@@ -215,7 +215,7 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 	fmt.Fprintln(out, "Step 1. Seed 3 pods; wire ListWatch -> Reflector -> DeltaFIFO -> Pop loop -> Store")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2", "web-3"} {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -274,7 +274,7 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 	startStep(out, c, "Step 3. Live changes: watch events -> deltas -> store")
 	fmt.Fprintln(out, "  create web-4; set web-1 Running; delete web-2")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
-	pod := show.GatedPod("web-4", cluster.Labels("app", "web"))
+	pod := fixture.GatedPod("web-4", cluster.Labels("app", "web"))
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return err
 	}

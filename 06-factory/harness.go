@@ -22,10 +22,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -35,7 +35,7 @@ import (
 func setup(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "Setup. Two paused deployments, three gated pods")
 	for _, d := range []*appsv1.Deployment{
-		pausedDeployment("web", "nginx:1.27"), pausedDeployment("api", "httpd:2.4"),
+		fixture.PausedDeployment("web", "nginx:1.27"), fixture.PausedDeployment("api", "httpd:2.4"),
 	} {
 		d, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
@@ -45,9 +45,9 @@ func setup(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 			d.Name, d.Generation, d.ResourceVersion)
 	}
 	for _, p := range []*corev1.Pod{
-		show.GatedPod("web-1", cluster.Labels("app", "web")),
-		show.GatedPod("web-2", cluster.Labels("app", "web")),
-		show.GatedPod("api-1", cluster.Labels("app", "api")),
+		fixture.GatedPod("web-1", cluster.Labels("app", "web")),
+		fixture.GatedPod("web-2", cluster.Labels("app", "web")),
+		fixture.GatedPod("api-1", cluster.Labels("app", "api")),
 	} {
 		p, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
@@ -56,26 +56,6 @@ func setup(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		fmt.Fprintf(out, "  created pod/%s  rv=%s\n", p.Name, p.ResourceVersion)
 	}
 	return nil
-}
-
-// pausedDeployment is paused and has 0 replicas: on a real cluster the
-// deployment controller creates no ReplicaSet for it; it only writes its
-// status.
-func pausedDeployment(name, image string) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: cluster.Labels("app", name)},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](0),
-			Paused:   true,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"deployment": name}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: cluster.Labels("deployment", name)},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "app", Image: image},
-				}},
-			},
-		},
-	}
 }
 
 // gate holds back the pods labelled key=value on their way into the

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -114,7 +115,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// Changes arrive through the handlers. A paused deployment does not
 	// roll out a new pod template: no ReplicaSet, no pods.
 	fmt.Fprintln(out, "  changes arrive through the handlers:")
-	image := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
+	image := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`
 	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web",
 		types.StrategicMergePatchType, []byte(image), metav1.PatchOptions{})
 	if err != nil {
@@ -124,7 +125,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
-	web3 := show.GatedPod("web-3", cluster.Labels("app", "web"))
+	web3 := fixture.GatedPod("web-3", cluster.Labels("app", "web"))
 	if _, err := podClient.Create(ctx, web3, metav1.CreateOptions{}); err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -75,7 +76,7 @@ func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	fmt.Fprintln(out, "Step 1. Dynamic: a dynamicinformer caches deployments as Unstructured")
 	// Paused with 0 replicas: on a real cluster no controller acts on it.
 	created, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx,
-		pausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
+		fixture.PausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func metadataPods(ctx context.Context, out io.Writer, c *cluster.Cluster, owner 
 	fmt.Fprintln(out, "\nStep 2. Metadata only: a metadatainformer caches pods as PartialObjectMetadata")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		pod.Annotations = map[string]string{"team": "storefront"}
 		pod.OwnerReferences = []metav1.OwnerReference{*owner}
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {

@@ -37,6 +37,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -439,7 +440,7 @@ func setRelease(ctx context.Context, c *cluster.Cluster, name, release string) (
 // one after the other, and returns the last as the server answered.
 func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last *corev1.Pod, err error) {
 	for _, name := range names {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		last, err = c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			return nil, err

@@ -38,6 +38,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -383,7 +384,7 @@ func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 // chapter 07's loop.
 func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 6. A reconciler is chapter 07: one workqueue, dedup, rate-limited retries")
-	web, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, pausedDeployment("web"), metav1.CreateOptions{})
+	web, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, fixture.PausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}

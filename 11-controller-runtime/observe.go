@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -96,24 +97,8 @@ func createFixtures(ctx context.Context, c *cluster.Cluster) error {
 			return err
 		}
 	}
-	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, show.GatedPod("web-1", cluster.Labels()), metav1.CreateOptions{})
+	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, fixture.GatedPod("web-1", cluster.Labels()), metav1.CreateOptions{})
 	return err
-}
-
-// pausedDeployment is a deployment that no controller acts on, even on
-// a real cluster: paused, with 0 replicas.
-func pausedDeployment(name string) *appsv1.Deployment {
-	labels := cluster.Labels("app", name)
-	pod := show.GatedPod("", labels)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](0),
-			Paused:   true,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec},
-		},
-	}
 }
 
 // ownedConfigMap is a ConfigMap whose controller is the deployment, as a

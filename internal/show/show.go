@@ -1,7 +1,6 @@
 // Package show is what the chapters use to *show* client-go at work, and
 // nothing of what they teach: a channel of lines that handlers and taps
-// report on and a step awaits, the request log as lines, and a pod that
-// no scheduler or kubelet will touch.
+// report on and a step awaits, and the request log as lines.
 //
 // A chapter's handlers run on client-go's goroutines, so they do not
 // print: they Send a line, and the step that made the change Awaits the
@@ -14,9 +13,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
@@ -110,18 +106,4 @@ func Requests(reqs []apiserver.Request, keep func(apiserver.Request) bool) []str
 // ListsAndWatches keeps the requests an informer makes: list and watch.
 func ListsAndWatches(r apiserver.Request) bool {
 	return r.Verb == "list" || r.Verb == "watch"
-}
-
-// GatedPod is a pod that nothing but the chapter will touch: its
-// scheduling gate keeps schedulers and kubelets away on a real cluster,
-// so it stays Pending with the spec the chapter gave it. labels are the
-// pod's labels (the chapters add the course's own with cluster.Labels).
-func GatedPod(name string, labels map[string]string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: corev1.PodSpec{
-			SchedulingGates: []corev1.PodSchedulingGate{{Name: "walkthrough/hold"}},
-			Containers:      []corev1.Container{{Name: "web", Image: "nginx:1.27"}},
-		},
-	}
 }
