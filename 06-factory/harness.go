@@ -111,27 +111,6 @@ func awaitLine(ctx context.Context, lines *show.Lines, want string) error {
 	}
 }
 
-// inBackground runs f on a goroutine of its own and returns a channel
-// closed when f has returned.
-func inBackground(f func()) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	return done
-}
-
-// closed reports, without blocking, whether ch is closed.
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // requestsFor returns the list and watch requests for the resources
 // since the last ResetRequests, from the client-side request log, one
 // short line each, sorted: informers started together send theirs in no

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -339,11 +340,13 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// 4d. Shutdown waits for the informers, which return only when their
 	// context ends: defer Shutdown before cancel (defers run last-in first-out).
 	fmt.Fprintln(out, "  4d. Shutdown waits for the informers; only cancel stops them")
-	shutdown := inBackground(factory.Shutdown)
-	printStopped(out, "Shutdown() first:", closed(shutdown), inf.IsStopped())
+	var wg sync.WaitGroup
+	var returned atomic.Bool
+	wg.Go(func() { factory.Shutdown(); returned.Store(true) })
+	printStopped(out, "Shutdown() first:", returned.Load(), inf.IsStopped())
 	cancel()
-	<-shutdown
-	printStopped(out, "then cancel():   ", closed(shutdown), inf.IsStopped())
+	wg.Wait()
+	printStopped(out, "then cancel():   ", returned.Load(), inf.IsStopped())
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	fmt.Fprintf(out, "    AddEventHandler on a stopped informer fails: %t\n", err != nil)
 	return nil

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -349,8 +350,8 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 	transformed, calls := show.NewLines(ctx), show.NewLines(ctx)
 	resyncs := make(chan string, 100)
 	ctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	defer func() { cancel(); <-stopped }() // the informer has ended
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }() // the informer has ended
 	// !+transformSees
 	lw := cache.NewFilteredListWatchFromClient(
 		c.Client.CoreV1().RESTClient(), "pods", c.Namespace,
@@ -358,11 +359,11 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
-		Handler:       recorder{calls: calls, resyncs: resyncs},
+		Handler:       reportingHandler{calls: calls, resyncs: resyncs},
 		Transform:     reporting(transformed, dropManagedFields),
 		ResyncPeriod:  resyncPeriod,
 	})
-	go func() { defer close(stopped); informer.RunWithContext(ctx) }()
+	wg.Go(func() { informer.RunWithContext(ctx) })
 	// !-transformSees
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
 		return context.Cause(ctx)

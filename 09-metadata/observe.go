@@ -183,17 +183,18 @@ func reporting(lines *show.Lines, transform cache.TransformFunc) cache.Transform
 	}
 }
 
-// recorder is a handler that reports each call, except the calls of a
-// resync (OnUpdate with the very same object), which it only counts:
-// they come every resyncPeriod, as long as the informer runs.
-type recorder struct {
+// reportingHandler is a handler that reports each call on calls, except
+// the calls of a resync (OnUpdate with the very same object), which it
+// sends to resyncs: they come every resyncPeriod, as long as the
+// informer runs.
+type reportingHandler struct {
 	calls   *show.Lines
 	resyncs chan<- string // never blocks: a full channel drops the line
 }
 
-func (r recorder) OnAdd(obj any, _ bool) { r.calls.Sendf("OnAdd(%s)", describe(obj)) }
+func (r reportingHandler) OnAdd(obj any, _ bool) { r.calls.Sendf("OnAdd(%s)", describe(obj)) }
 
-func (r recorder) OnUpdate(old, obj any) {
+func (r reportingHandler) OnUpdate(old, obj any) {
 	if old == obj {
 		select {
 		case r.resyncs <- describe(obj):
@@ -204,7 +205,7 @@ func (r recorder) OnUpdate(old, obj any) {
 	r.calls.Sendf("OnUpdate(%s)", describe(obj))
 }
 
-func (r recorder) OnDelete(obj any) { r.calls.Sendf("OnDelete(%s)", describe(obj)) }
+func (r reportingHandler) OnDelete(obj any) { r.calls.Sendf("OnDelete(%s)", describe(obj)) }
 
 // resyncPeriod is the informer's resync period in step 5: short, so
 // the step sees a resync at once.

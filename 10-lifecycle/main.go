@@ -284,9 +284,9 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	// !+ownContext
 	configMaps := factory.Core().V1().ConfigMaps().Informer()
 	cmCtx, stopConfigMaps := context.WithCancel(ctx)
-	var cmRun sync.WaitGroup
-	cmRun.Go(func() { configMaps.RunWithContext(cmCtx) })
-	defer func() { stopConfigMaps(); cmRun.Wait() }()
+	var wg sync.WaitGroup
+	wg.Go(func() { configMaps.RunWithContext(cmCtx) })
+	defer func() { stopConfigMaps(); wg.Wait() }()
 	cache.WaitFor(ctx, "", configMaps.HasSyncedChecker())
 	factory.StartWithContext(ctx)
 	// !-ownContext
@@ -339,7 +339,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 	// !+stopOne
 	stopConfigMaps()
-	cmRun.Wait()
+	wg.Wait()
 	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
 	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	// !-stopOne
