@@ -5,7 +5,8 @@
 // listers read its cache; Start and WaitForCacheSync run it. The chapter
 // shows the sharing in the request log, the factory's options, the
 // pitfalls people hit, and what a resync really is: a replay from memory.
-// handlers.go: the handlers, which report what they get; harness.go: the rest of the show.
+// objects.go: the objects the steps look at; observe.go: the handlers,
+// which report what they get, and the rest of the show.
 //
 // Read alongside (client-go v0.37.2): informers/factory.go, generic.go,
 // core/v1/pod.go; listers/generic_helpers.go; tools/cache/shared_informer.go.
@@ -41,7 +42,7 @@ func main() { cluster.Main("06-factory", run) }
 // Every step builds its own factory and stops it before it returns.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	for _, step := range []cluster.RunFunc{
-		setup,    // (harness.go) two paused deployments, three gated pods
+		setup,    // (objects.go) two paused deployments, three gated pods
 		basics,   // 1. informers, handlers, Start, WaitForCacheSync, listers
 		sharing,  // 2. three consumers, one informer, one watch
 		options,  // 3. namespace, label selector, transform; ForResource
