@@ -15,6 +15,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -91,7 +92,7 @@ func TestExercise1FrontTier(t *testing.T) {
 			p.Name == "marker" && ev[0].Type == watch.Added {
 			break
 		}
-		got = append(got, describeEvent(ev[0]))
+		got = append(got, show.Event(ev[0]))
 	}
 	want := []string{
 		"ADDED     pod/web-2  Pending  rv=4",

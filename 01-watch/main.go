@@ -31,6 +31,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 func main() { cluster.Main("01-watch", run) }
@@ -70,7 +71,7 @@ func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster, list *meta
 		return err
 	}
 	for _, p := range podList.Items {
-		fmt.Fprintf(out, "  %-9s %s\n", "item", describe(&p))
+		fmt.Fprintf(out, "  %-9s %s\n", "item", show.Pod(&p))
 	}
 	*list = podList.ListMeta
 	fmt.Fprintf(out, "  list resourceVersion=%s\n", list.ResourceVersion)

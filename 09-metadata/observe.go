@@ -133,29 +133,13 @@ func printFrames(out io.Writer, resp *http.Response, n int) error {
 			return err
 		}
 		keys[strings.Join(slices.Sorted(maps.Keys(ev.Object)), " ")] = true
-		lines = append(lines, shorten(frames.Text()))
+		lines = append(lines, show.Frame(frames.Text()))
 	}
 	slices.Sort(lines[:n-1]) // the last is the bookmark
 	show.Print(out, "  ", lines)
 	fmt.Fprintf(out, "  keys of every object: %s: no spec, no status\n",
 		strings.Join(slices.Sorted(maps.Keys(keys)), " | "))
 	return nil
-}
-
-// shorten keeps an object's frame up to its resourceVersion, dropping
-// the uid (which differs on every cluster). A frame without a uid (the
-// bookmark) stays whole.
-func shorten(frame string) string {
-	i := strings.Index(frame, `"uid":"`)
-	if i < 0 {
-		return frame
-	}
-	j := strings.IndexByte(frame[i+len(`"uid":"`):], '"') + i + len(`"uid":"`) + 1
-	frame = frame[:i] + `"uid":…` + frame[j:]
-	end := strings.Index(frame, `"resourceVersion":"`)
-	end += strings.IndexByte(frame[end+len(`"resourceVersion":"`):], '"') +
-		len(`"resourceVersion":"`) + 1
-	return frame[:end] + ",…}}}"
 }
 
 // describe is one line for what an informer hands over: a pod with the
