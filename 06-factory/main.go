@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,8 +99,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", depReg.HasSyncedChecker(), podReg.HasSyncedChecker()) {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
-	printSorted(out, "  the handlers got the initial list (in no defined order; sorted here):",
-		events.Drain())
+	show.Under(out, "  the handlers got the initial list (in no defined order; sorted here):",
+		slices.Sorted(slices.Values(events.Drain())))
 
 	// Listers read the informer's cache, never the server. A miss is a
 	// NotFound error, as from the API.
@@ -123,7 +124,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if err := printNext(ctx, out, "patch deployment/web image nginx:1.28", events, 1); err != nil {
+	fmt.Fprintln(out, "    patch deployment/web image nginx:1.28")
+	if err := show.Next(ctx, out, "    ", events, 1); err != nil {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
@@ -135,7 +137,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// ADDED, then the two steps of a deletion.
-	return printNext(ctx, out, "create pod/web-3, delete pod/web-2", events, 3)
+	fmt.Fprintln(out, "    create pod/web-3, delete pod/web-2")
+	return show.Next(ctx, out, "    ", events, 3)
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.
@@ -182,7 +185,8 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  initial ADDED events: %s\n", countEach(adds.Drain(), consumers))
-	printRequests(out, "  requests for pods:", requestsFor(c, "pods"))
+	reqs := requestsFor(c, "pods")
+	show.Under(out, fmt.Sprintf("  requests for pods: %d", len(reqs)), reqs)
 
 	// The contrast: three informers built directly, bypassing the factory.
 	// Each lists and watches on its own, and keeps its own copy of every pod.
@@ -196,7 +200,8 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", checks...) {
 		return fmt.Errorf("independent informers did not sync: %w", context.Cause(ctx))
 	}
-	printRequests(out, "  three NewPodInformer, requests for pods:", requestsFor(c, "pods"))
+	reqs = requestsFor(c, "pods")
+	show.Under(out, fmt.Sprintf("  three NewPodInformer, requests for pods: %d", len(reqs)), reqs)
 	return nil
 }
 
@@ -239,8 +244,8 @@ func options(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	}
 	// Two informers start at once: their requests come in no fixed order
 	// (requestsFor sorts them).
-	printRequests(out, "  requests (the server applies the selector):",
-		requestsFor(c, "deployments.apps", "pods"))
+	reqs := requestsFor(c, "deployments.apps", "pods")
+	show.Under(out, fmt.Sprintf("  requests (the server applies the selector): %d", len(reqs)), reqs)
 
 	podLister := pods.Lister().Pods(c.Namespace)
 	objs, err1 := generic.Lister().ByNamespace(c.Namespace).List(labels.Everything())

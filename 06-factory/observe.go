@@ -235,26 +235,6 @@ func describeRequest(r apiserver.Request) string {
 	return s
 }
 
-// printNext prints what, the change a step made, then awaits the next n
-// lines the handlers report about it and prints them in the order they
-// came, all indented under the step's "changes arrive" line.
-func printNext(ctx context.Context, out io.Writer, what string, lines *show.Lines, n int) error {
-	fmt.Fprintln(out, "    "+what)
-	got, err := lines.Await(ctx, n)
-	if err != nil {
-		return err
-	}
-	show.Print(out, "    ", got)
-	return nil
-}
-
-// printSorted prints a heading, then lines sorted: for handler calls
-// whose order client-go does not define.
-func printSorted(out io.Writer, heading string, lines []string) {
-	fmt.Fprintln(out, heading)
-	show.Print(out, "    ", slices.Sorted(slices.Values(lines)))
-}
-
 // printResync awaits the n resync calls handler eager gets and prints
 // them sorted: a resync walks the cache, a map, in no order.
 func printResync(ctx context.Context, out io.Writer, eager *show.Lines, n int) error {
@@ -283,12 +263,6 @@ func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
 	}
 	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
 	return nil
-}
-
-// printRequests prints a heading with the count, then the requests.
-func printRequests(out io.Writer, heading string, reqs []string) {
-	fmt.Fprintf(out, "%s %d\n", heading, len(reqs))
-	show.Print(out, "    ", reqs)
 }
 
 // printShared prints what step 2's three consumers got from the factory.
