@@ -81,7 +81,13 @@ func lazyCache(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	defer startCache(ctx, cache)()
+	// Start runs the cache's informers until ctx ends; cancel, then
+	// Wait, and they have stopped.
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	defer wg.Wait()
+	defer cancel()
 	synced := cache.WaitForCacheSync(ctx) // no informer yet: at once
 	// !-lazy
 	printRequests(out, fmt.Sprintf("started, WaitForCacheSync %t:", synced), c)
@@ -136,7 +142,12 @@ func forbiddenKind(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 	if err != nil {
 		return err
 	}
-	defer startCache(ctx, cache)()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
 	var d appsv1.Deployment
 	err = cache.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: "web"}, &d)
 	// !-forbidden
@@ -154,7 +165,12 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	defer startCache(ctx, cache)()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
 	// !+informer
 	informer, err := cache.GetInformer(ctx, &corev1.ConfigMap{}) // waits for sync
 	if err != nil {
@@ -169,7 +185,10 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	indexer := informer.(toolscache.SharedIndexInformer).GetIndexer()
 	// !-informer
 	fmt.Fprintf(out, "  GetInformer: %T, HasSynced %t\n", informer, informer.HasSynced())
-	printSorted(ctx, out, "a handler added now gets the cache as adds:", lines, 2)
+	fmt.Fprintln(out, "  a handler added now gets the cache as adds:")
+	if err := show.Sorted(ctx, out, "    ", lines, 2); err != nil {
+		return err
+	}
 
 	// !+deepCopy
 	key := client.ObjectKey{Namespace: c.Namespace, Name: "web"}
@@ -218,7 +237,12 @@ func optionsAreChapters(ctx context.Context, out io.Writer, c *cluster.Cluster) 
 	if err != nil {
 		return err
 	}
-	defer startCache(ctx, cache)()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
 	var blue corev1.ConfigMapList
 	if err := cache.List(ctx, &blue); err != nil {
 		return err
@@ -251,7 +275,12 @@ func cachedClient(ctx context.Context, out io.Writer, c *cluster.Cluster) error 
 	if err != nil {
 		return err
 	}
-	defer startCache(ctx, cache)()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
 	// !+client
 	cl, err := client.New(c.Config, client.Options{Cache: &client.CacheOptions{
 		Reader:     cache,
@@ -337,7 +366,12 @@ func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	if err != nil {
 		return err
 	}
-	defer startCache(ctx, cache)()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
 	// !+consistent
 	cl, err := client.New(c.Config, client.Options{Cache: &client.CacheOptions{
 		Reader:                          cache,
@@ -422,7 +456,10 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	wg.Go(func() { _ = mgr.Start(ctx) })
 	defer wg.Wait()
 	defer cancel()
-	printSorted(ctx, out, "started: the initial list adds the deployment", lines, 2)
+	fmt.Fprintln(out, "  started: the initial list adds the deployment")
+	if err := show.Sorted(ctx, out, "    ", lines, 2); err != nil {
+		return err
+	}
 
 	// A burst of three events while reconcile 1 runs: one key, dirty once.
 	for _, release := range []string{"v1", "v2", "v3"} {
@@ -430,22 +467,40 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 			return err
 		}
 	}
-	printNext(ctx, out, "three patches while reconcile 1 runs:", lines, 3)
+	fmt.Fprintln(out, "  three patches while reconcile 1 runs:")
+	if err := show.Next(ctx, out, "    ", lines, 3); err != nil {
+		return err
+	}
 	r.let(ctx, nil)
-	printNext(ctx, out, "reconcile 1 returns: the dirty key is queued once more", lines, 3)
+	fmt.Fprintln(out, "  reconcile 1 returns: the dirty key is queued once more")
+	if err := show.Next(ctx, out, "    ", lines, 3); err != nil {
+		return err
+	}
 	r.let(ctx, nil)
-	printNext(ctx, out, "reconcile 2 returns:", lines, 2)
+	fmt.Fprintln(out, "  reconcile 2 returns:")
+	if err := show.Next(ctx, out, "    ", lines, 2); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  queue.Len() %d: three events, one more reconcile\n", queue.Len())
 
 	// An owned ConfigMap enqueues its owner; the reconciler fails once.
 	if _, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Create(ctx, ownedConfigMap(web), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	printSorted(ctx, out, "create configmap/web-config, owned by deployment/web:", lines, 2)
+	fmt.Fprintln(out, "  create configmap/web-config, owned by deployment/web:")
+	if err := show.Sorted(ctx, out, "    ", lines, 2); err != nil {
+		return err
+	}
 	r.let(ctx, errors.New("flaky"))
-	printNext(ctx, out, "reconcile 3 fails: the rate limiter requeues it", lines, 3)
+	fmt.Fprintln(out, "  reconcile 3 fails: the rate limiter requeues it")
+	if err := show.Next(ctx, out, "    ", lines, 3); err != nil {
+		return err
+	}
 	r.let(ctx, nil)
-	printNext(ctx, out, "reconcile 4 returns:", lines, 2)
+	fmt.Fprintln(out, "  reconcile 4 returns:")
+	if err := show.Next(ctx, out, "    ", lines, 2); err != nil {
+		return err
+	}
 	printLists(out, "the manager's lists and watches (the controller's and the client's):", c)
 	return nil
 }

@@ -38,17 +38,6 @@ import (
 // warning with a stack trace after 30 s.
 var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
 
-// startCache runs a cache until the returned stop is called, which
-// waits for its informers to end. A read before Start has begun fails
-// (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
-func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
-	cache.WaitForCacheSync(ctx)
-	return func() { cancel(); wg.Wait() }
-}
-
 // awaitCached waits until the cache's informer for obj's kind holds obj
 // at obj's resourceVersion: a write reaches the cache only through the
 // watch, some time after the write returned. A handler added now is
@@ -210,7 +199,7 @@ func names(list *corev1.ConfigMapList) []string {
 }
 
 // printRequests prints what the chapter's clients sent since the last
-// call, after title, and starts the log afresh.
+// call, under title, or that they sent none; and starts the log afresh.
 func printRequests(out io.Writer, title string, c *cluster.Cluster) {
 	lines := show.Requests(c.Requests(), nil)
 	c.ResetRequests()
@@ -218,37 +207,15 @@ func printRequests(out io.Writer, title string, c *cluster.Cluster) {
 		fmt.Fprintf(out, "  %s no request\n", title)
 		return
 	}
-	fmt.Fprintf(out, "  %s\n", title)
-	show.Print(out, "    ", lines)
+	show.Under(out, "  "+title, lines)
 }
 
 // printLists is printRequests for the lists and watches alone, sorted:
 // the controller starts its sources' informers concurrently.
 func printLists(out io.Writer, title string, c *cluster.Cluster) {
-	fmt.Fprintf(out, "  %s\n", title)
-	show.Print(out, "    ", slices.Sorted(slices.Values(show.Requests(c.Requests(), show.ListsAndWatches))))
+	lines := show.Requests(c.Requests(), show.ListsAndWatches)
 	c.ResetRequests()
-}
-
-// printNext prints title and the next n lines, in order.
-func printNext(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
-	got, err := lines.Await(ctx, n)
-	printLines(out, title, got, err)
-}
-
-// printSorted prints title and the next n lines, sorted: their order is
-// not the lesson (two informers' handlers, or a handler and a worker).
-func printSorted(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
-	got, err := lines.AwaitSorted(ctx, n)
-	printLines(out, title, got, err)
-}
-
-func printLines(out io.Writer, title string, got []string, err error) {
-	fmt.Fprintf(out, "  %s\n", title)
-	show.Print(out, "    ", got)
-	if err != nil {
-		fmt.Fprintf(out, "    (%v)\n", err)
-	}
+	show.Under(out, "  "+title, slices.Sorted(slices.Values(lines)))
 }
 
 // printAliasing shows which of the reader's objects share their Data
