@@ -54,8 +54,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		err := step(stepCtx, &informers, out, c, lw)
 		stop()
 		informers.Wait()
-		// A step's awaits (show.Next, show.Sorted) return early once ctx
-		// ends, and the step goes on to its end: say why ctx ended.
+		// A step's awaits return early once ctx ends: say why it ended.
 		if err := cmp.Or(err, context.Cause(ctx)); err != nil {
 			return err
 		}
@@ -92,8 +91,7 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
-	fmt.Fprintln(out, "  initial list (order not defined, sorted):")
-	show.Sorted(ctx, out, "  ", h.lines, len(store.ListKeys()))
+	show.Sorted(ctx, out, "  initial list (order not defined, sorted):", "  ", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
 	fmt.Fprintln(out, "  live changes, each awaited:") // so the output keeps their order
 	if _, err := cms.Create(ctx, configMap("cache", "blue"), metav1.CreateOptions{}); err != nil {
@@ -280,8 +278,7 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 	before := c.Requests()
 	show.Under(out, fmt.Sprintf("  requests so far: %d", len(before)), informerRequests(before))
 	// One SyncAll: an OnUpdate per cached object, in map order.
-	fmt.Fprintln(out, "  first resync (order not defined, sorted):")
-	show.Sorted(ctx, out, "  ", h.lines, len(store.ListKeys()))
+	show.Sorted(ctx, out, "  first resync (order not defined, sorted):", "  ", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
@@ -329,8 +326,8 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	// After its backoff (0.8-1.6 s) the reflector relists: one ReplacedAll,
 	// tombstones first, then the survivors in map order.
 	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
-	show.Next(ctx, out, "  ", h.lines, 1)
-	show.Sorted(ctx, out, "  ", h.lines, 2)
+	show.Next(ctx, out, "", "  ", h.lines, 1)
+	show.Sorted(ctx, out, "", "  ", h.lines, 2)
 	show.Under(out, "  the informer's requests:", informerRequests(c.Requests()))
 	return nil
 }
@@ -369,7 +366,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
-	show.Sorted(ctx, out, "  ", lines, 4) // no order between handlers
+	show.Sorted(ctx, out, "", "  ", lines, 4) // no order between handlers
 	// A late handler is fed from the cache: no request is sent.
 	late, err := informer.AddEventHandler(handler{lines: lines, name: "late"})
 	if err != nil {
@@ -378,15 +375,13 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if !cache.WaitFor(ctx, "", late.HasSyncedChecker()) {
 		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
-	fmt.Fprintln(out, `  handler "late" added after sync: synthetic adds from the cache`)
-	show.Sorted(ctx, out, "  ", lines, 2)
+	show.Sorted(ctx, out, `  handler "late" added after sync: synthetic adds from the cache`, "  ", lines, 2)
 	// A change reaches every handler, each on its own goroutine.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "  delete configmap/cache:")
-	show.Sorted(ctx, out, "  ", lines, 3)
+	show.Sorted(ctx, out, "  delete configmap/cache:", "  ", lines, 3)
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))
 	return nil
 }
@@ -417,7 +412,7 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	show.Next(ctx, out, "  ", lines, 1)
+	show.Next(ctx, out, "", "  ", lines, 1)
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v4"}}`), metav1.PatchOptions{}); err != nil {
 		return err
@@ -434,10 +429,10 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	if _, err := cms.Patch(ctx, "api", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	show.Next(ctx, out, "  ", queued, 3)
+	show.Next(ctx, out, "", "  ", queued, 3)
 	h.gate.open()
 	fmt.Fprintf(out, "  released, with InOrderInformersBatchProcess=%t:\n", gates.Enabled(features.InOrderInformersBatchProcess))
-	show.Next(ctx, out, "  ", lines, 3)
+	show.Next(ctx, out, "", "  ", lines, 3)
 	return nil
 }
 

@@ -124,8 +124,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "    patch deployment/web image nginx:1.28")
-	if err := show.Next(ctx, out, "    ", events, 1); err != nil {
+	if err := show.Next(ctx, out, "    patch deployment/web image nginx:1.28", "    ", events, 1); err != nil {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
@@ -137,8 +136,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// ADDED, then the two steps of a deletion.
-	fmt.Fprintln(out, "    create pod/web-3, delete pod/web-2")
-	return show.Next(ctx, out, "    ", events, 3)
+	return show.Next(ctx, out, "    create pod/web-3, delete pod/web-2", "    ", events, 3)
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.

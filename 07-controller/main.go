@@ -102,8 +102,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 	}
 	s.printf("  synced: %d deployments cached, no workers yet\n", len(deployments.Informer().GetStore().ListKeys()))
 	for _, name := range []string{"web", "api"} {
-		d := fixture.PausedDeployment(name, "nginx:1.27", "release", "v1")
-		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
+		d, err := s.deploys.Create(ctx, fixture.PausedDeployment(name, "nginx:1.27", "release", "v1"), metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}

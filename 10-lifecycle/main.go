@@ -300,8 +300,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
 		return err
 	}
-	// Sorted: each held handler sends from its own goroutine.
-	if err := show.Sorted(ctx, out, "  ", lines, 2); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", lines, 2); err != nil {
 		return err
 	}
 	// !+remove
@@ -314,7 +313,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	report.let(ctx)
 	audit.let(ctx)
 	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
-	if err := show.Sorted(ctx, out, "  ", lines, 3); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", lines, 3); err != nil {
 		return err
 	}
 

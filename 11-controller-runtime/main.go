@@ -1,9 +1,8 @@
-// Chapter 11-controller-runtime: the same informers, inside
-// controller-runtime's cache and client. Its cache is client-go
-// SharedIndexInformers (chapters 01-07), one per kind, started lazily;
-// its client reads from the cache and writes to the server; its
-// controllers are chapter 07's workqueue and worker. Each step shows one
-// part through the request log and handlers.
+// Chapter 11-controller-runtime: the same informers, inside controller-
+// runtime's cache and client. Its cache is client-go SharedIndexInformers
+// (chapters 01-07), one per kind, started lazily; its client reads from
+// the cache and writes to the server; its controllers are chapter 07's
+// workqueue and worker. Each step shows a part by requests and handlers.
 //
 // Read alongside (controller-runtime v0.25.2): pkg/cache/cache.go,
 // informer_cache.go, internal/informers.go, internal/cache_reader.go,
@@ -81,13 +80,7 @@ func lazyCache(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	// Start runs the cache's informers until ctx ends; cancel, then
-	// Wait, and they have stopped.
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
+	defer startCache(ctx, cache)()
 	synced := cache.WaitForCacheSync(ctx) // no informer yet: at once
 	// !-lazy
 	printRequests(out, fmt.Sprintf("started, WaitForCacheSync %t:", synced), c)
@@ -142,12 +135,7 @@ func forbiddenKind(ctx context.Context, out io.Writer, c *cluster.Cluster) error
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
-	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
+	defer startCache(ctx, cache)()
 	var d appsv1.Deployment
 	err = cache.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: "web"}, &d)
 	// !-forbidden
@@ -165,12 +153,7 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
-	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
+	defer startCache(ctx, cache)()
 	// !+informer
 	informer, err := cache.GetInformer(ctx, &corev1.ConfigMap{}) // waits for sync
 	if err != nil {
@@ -185,10 +168,7 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	indexer := informer.(toolscache.SharedIndexInformer).GetIndexer()
 	// !-informer
 	fmt.Fprintf(out, "  GetInformer: %T, HasSynced %t\n", informer, informer.HasSynced())
-	fmt.Fprintln(out, "  a handler added now gets the cache as adds:")
-	if err := show.Sorted(ctx, out, "    ", lines, 2); err != nil {
-		return err
-	}
+	show.Sorted(ctx, out, "  a handler added now gets the cache as adds:", "    ", lines, 2)
 
 	// !+deepCopy
 	key := client.ObjectKey{Namespace: c.Namespace, Name: "web"}
@@ -237,12 +217,7 @@ func optionsAreChapters(ctx context.Context, out io.Writer, c *cluster.Cluster) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
-	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
+	defer startCache(ctx, cache)()
 	var blue corev1.ConfigMapList
 	if err := cache.List(ctx, &blue); err != nil {
 		return err
@@ -275,12 +250,7 @@ func cachedClient(ctx context.Context, out io.Writer, c *cluster.Cluster) error 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
-	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
+	defer startCache(ctx, cache)()
 	// !+client
 	cl, err := client.New(c.Config, client.Options{Cache: &client.CacheOptions{
 		Reader:     cache,
@@ -366,12 +336,7 @@ func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
-	cache.WaitForCacheSync(ctx) // a read before Start has begun fails
+	defer startCache(ctx, cache)()
 	// !+consistent
 	cl, err := client.New(c.Config, client.Options{Cache: &client.CacheOptions{
 		Reader:                          cache,
@@ -456,10 +421,7 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	wg.Go(func() { _ = mgr.Start(ctx) })
 	defer wg.Wait()
 	defer cancel()
-	fmt.Fprintln(out, "  started: the initial list adds the deployment")
-	if err := show.Sorted(ctx, out, "    ", lines, 2); err != nil {
-		return err
-	}
+	show.Sorted(ctx, out, "  started: the initial list adds the deployment", "    ", lines, 2)
 
 	// A burst of three events while reconcile 1 runs: one key, dirty once.
 	for _, release := range []string{"v1", "v2", "v3"} {
@@ -467,40 +429,22 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 			return err
 		}
 	}
-	fmt.Fprintln(out, "  three patches while reconcile 1 runs:")
-	if err := show.Next(ctx, out, "    ", lines, 3); err != nil {
-		return err
-	}
+	show.Next(ctx, out, "  three patches while reconcile 1 runs:", "    ", lines, 3)
 	r.let(ctx, nil)
-	fmt.Fprintln(out, "  reconcile 1 returns: the dirty key is queued once more")
-	if err := show.Next(ctx, out, "    ", lines, 3); err != nil {
-		return err
-	}
+	show.Next(ctx, out, "  reconcile 1 returns: the dirty key is queued once more", "    ", lines, 3)
 	r.let(ctx, nil)
-	fmt.Fprintln(out, "  reconcile 2 returns:")
-	if err := show.Next(ctx, out, "    ", lines, 2); err != nil {
-		return err
-	}
+	show.Next(ctx, out, "  reconcile 2 returns:", "    ", lines, 2)
 	fmt.Fprintf(out, "  queue.Len() %d: three events, one more reconcile\n", queue.Len())
 
 	// An owned ConfigMap enqueues its owner; the reconciler fails once.
 	if _, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Create(ctx, ownedConfigMap(web), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "  create configmap/web-config, owned by deployment/web:")
-	if err := show.Sorted(ctx, out, "    ", lines, 2); err != nil {
-		return err
-	}
+	show.Sorted(ctx, out, "  create configmap/web-config, owned by deployment/web:", "    ", lines, 2)
 	r.let(ctx, errors.New("flaky"))
-	fmt.Fprintln(out, "  reconcile 3 fails: the rate limiter requeues it")
-	if err := show.Next(ctx, out, "    ", lines, 3); err != nil {
-		return err
-	}
+	show.Next(ctx, out, "  reconcile 3 fails: the rate limiter requeues it", "    ", lines, 3)
 	r.let(ctx, nil)
-	fmt.Fprintln(out, "  reconcile 4 returns:")
-	if err := show.Next(ctx, out, "    ", lines, 2); err != nil {
-		return err
-	}
+	show.Next(ctx, out, "  reconcile 4 returns:", "    ", lines, 2)
 	printLists(out, "the manager's lists and watches (the controller's and the client's):", c)
 	return nil
 }

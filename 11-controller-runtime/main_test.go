@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,16 +56,4 @@ func BenchmarkCachedGet(b *testing.B) {
 			}
 		})
 	}
-}
-
-// startCache runs a cache for a test as the chapter's steps do, until
-// the returned stop is called, which waits for its informers to end. A
-// read before Start has begun fails (ErrCacheNotStarted): it waits for
-// that, through WaitForCacheSync.
-func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
-	cache.WaitForCacheSync(ctx)
-	return func() { cancel(); wg.Wait() }
 }

@@ -38,6 +38,18 @@ import (
 // warning with a stack trace after 30 s.
 var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
 
+// startCache runs a cache until the returned stop is called, which
+// waits for its informers to end: as the course runs every informer
+// (wg.Go, then cancel and wg.Wait). A read before Start has begun fails
+// (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
+func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
+	cache.WaitForCacheSync(ctx)
+	return func() { cancel(); wg.Wait() }
+}
+
 // awaitCached waits until the cache's informer for obj's kind holds obj
 // at obj's resourceVersion: a write reaches the cache only through the
 // watch, some time after the write returned. A handler added now is

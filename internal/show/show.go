@@ -11,12 +11,12 @@
 //
 // The vocabulary, as the chapters use it:
 //
-//	Next(ctx, out, indent, lines, n)    await n lines, print them in the order they came
-//	Sorted(ctx, out, indent, lines, n)  await n lines, print them sorted (no order promised)
-//	Print(out, indent, lines)           print lines already at hand
-//	Under(out, heading, lines)          print a heading, then lines indented under it
-//	Requests(reqs, keep)                the request log as lines, METHOD path?query
-//	Event(ev), Pod(pod), Frame(frame)   one line for a watch event, a pod, a wire frame
+//	Next(ctx, out, heading, indent, lines, n)    a heading, then n lines awaited, in order
+//	Sorted(ctx, out, heading, indent, lines, n)  the same, sorted (no order promised)
+//	Print(out, indent, lines)                    lines already at hand
+//	Under(out, heading, lines)                   a heading, then lines indented under it
+//	Requests(reqs, keep)                         the request log as lines, METHOD path?query
+//	Event(ev), Pod(pod), Frame(frame)            a watch event, a pod, a wire frame, one line
 package show
 
 import (
@@ -114,10 +114,15 @@ func Under(out io.Writer, heading string, lines []string) {
 	Print(out, indent+"  ", lines)
 }
 
-// Next awaits the next n lines and prints them after indent, in the
-// order they came. If ctx ends first, it prints the lines that came and
-// returns the error that says what it was still waiting for.
-func Next(ctx context.Context, out io.Writer, indent string, lines *Lines, n int) error {
+// Next prints heading as it is, if it is not "", then awaits the next n
+// lines and prints them after indent, in the order they came. If ctx
+// ends first, it prints the lines that came and returns the error that
+// says what it was still waiting for (the runner reports why ctx ended,
+// so a step that goes on regardless may leave it).
+func Next(ctx context.Context, out io.Writer, heading, indent string, lines *Lines, n int) error {
+	if heading != "" {
+		fmt.Fprintln(out, heading)
+	}
 	got, err := lines.Await(ctx, n)
 	Print(out, indent, got)
 	return err
@@ -126,7 +131,10 @@ func Next(ctx context.Context, out io.Writer, indent string, lines *Lines, n int
 // Sorted is Next for lines whose order client-go does not promise (the
 // objects of an initial list, a resync, two handlers' calls): it prints
 // them sorted.
-func Sorted(ctx context.Context, out io.Writer, indent string, lines *Lines, n int) error {
+func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines *Lines, n int) error {
+	if heading != "" {
+		fmt.Fprintln(out, heading)
+	}
 	got, err := lines.AwaitSorted(ctx, n)
 	Print(out, indent, got)
 	return err

@@ -63,22 +63,22 @@ func TestNextSortedUnder(t *testing.T) {
 	var out strings.Builder
 	l.Send("b")
 	l.Send("a")
-	if err := Next(ctx, &out, "  ", l, 2); err != nil {
+	if err := Next(ctx, &out, "", "  ", l, 2); err != nil {
 		t.Fatal(err)
 	}
 	l.Send("d")
 	l.Send("c")
-	if err := Sorted(ctx, &out, "    ", l, 2); err != nil {
+	if err := Sorted(ctx, &out, "  sorted:", "    ", l, 2); err != nil {
 		t.Fatal(err)
 	}
 	Under(&out, "  requests:", []string{"GET /x"})
 	short, stop := context.WithTimeoutCause(ctx, 10*time.Millisecond, errors.New("stuck"))
 	defer stop()
 	l.Send("e")
-	if err := Next(short, &out, "  ", l, 2); err == nil {
+	if err := Next(short, &out, "", "  ", l, 2); err == nil {
 		t.Error("Next past the deadline: no error")
 	}
-	want := "  b\n  a\n    c\n    d\n  requests:\n    GET /x\n  e\n"
+	want := "  b\n  a\n  sorted:\n    c\n    d\n  requests:\n    GET /x\n  e\n"
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
