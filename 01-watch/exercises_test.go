@@ -14,6 +14,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -40,7 +41,7 @@ func TestExercise1FrontTier(t *testing.T) {
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestExercise1FrontTier(t *testing.T) {
 	if err := makeChanges(ctx, io.Discard, c); err != nil {
 		t.Fatal(err)
 	}
-	marker := show.GatedPod("marker", cluster.Labels("app", "web"))
+	marker := fixture.GatedPod("marker", cluster.Labels("app", "web"))
 	marker.Labels["tier"] = "front"
 	if _, err := pods.Create(ctx, marker, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestExercise1FrontTier(t *testing.T) {
 			p.Name == "marker" && ev[0].Type == watch.Added {
 			break
 		}
-		got = append(got, describeEvent(ev[0]))
+		got = append(got, show.Event(ev[0]))
 	}
 	want := []string{
 		"ADDED     pod/web-2  Pending  rv=4",

@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -60,7 +61,7 @@ func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster, list *meta
 	fmt.Fprintln(out, "Step 1. LIST pods: the items, and the list's resourceVersion")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -70,7 +71,7 @@ func listPods(ctx context.Context, out io.Writer, c *cluster.Cluster, list *meta
 		return err
 	}
 	for _, p := range podList.Items {
-		fmt.Fprintf(out, "  %-9s %s\n", "item", describe(&p))
+		fmt.Fprintf(out, "  %-9s %s\n", "item", show.Pod(&p))
 	}
 	*list = podList.ListMeta
 	fmt.Fprintf(out, "  list resourceVersion=%s\n", list.ResourceVersion)
@@ -107,7 +108,7 @@ const changes = 5
 func makeChanges(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	fmt.Fprintln(out, "  create web-3; label web-1 tier=front; set web-1 Running; delete web-2")
-	pod := show.GatedPod("web-3", cluster.Labels("app", "web"))
+	pod := fixture.GatedPod("web-3", cluster.Labels("app", "web"))
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return err
 	}

@@ -12,13 +12,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // printEvents receives the next n events of w and prints one line for
@@ -33,7 +31,7 @@ func printEvents(ctx context.Context, out io.Writer, w watch.Interface, n int) e
 func printLast(ctx context.Context, out io.Writer, w watch.Interface, n int) (watch.Event, error) {
 	events, err := receive(ctx, w, n)
 	for _, ev := range events {
-		fmt.Fprintln(out, " ", describeEvent(ev))
+		fmt.Fprintln(out, " ", show.Event(ev))
 	}
 	if err != nil {
 		return watch.Event{}, err
@@ -63,34 +61,9 @@ func receive(ctx context.Context, w watch.Interface, n int) ([]watch.Event, erro
 	// !-receive
 }
 
-// describeEvent prints one event: its type, then what it carries.
-func describeEvent(ev watch.Event) string {
-	switch obj := ev.Object.(type) {
-	case *corev1.Pod:
-		if ev.Type == watch.Bookmark {
-			return fmt.Sprintf("%-9s rv=%s", ev.Type, obj.ResourceVersion)
-		}
-		return fmt.Sprintf("%-9s %s", ev.Type, describe(obj))
-	case *metav1.Status:
-		return fmt.Sprintf("%-9s %d %s: %s", ev.Type, obj.Code, obj.Reason, obj.Message)
-	default:
-		return fmt.Sprintf("%-9s %T", ev.Type, obj)
-	}
-}
-
-// describe prints a pod as name, phase, resourceVersion, and whether its
-// deletion has begun.
-func describe(p *corev1.Pod) string {
-	s := fmt.Sprintf("pod/%-6s %-8s rv=%s", p.Name, p.Status.Phase, p.ResourceVersion)
-	if p.DeletionTimestamp != nil {
-		s += "  (deletionTimestamp set)"
-	}
-	return s
-}
-
 // printResponse prints the watch request, the start of its answer (the
 // status and the content type), then the next n frames of its body,
-// shortened.
+// shortened (show.Frame).
 func printResponse(out io.Writer, resp *http.Response, n int) error {
 	u := resp.Request.URL
 	fmt.Fprintf(out, "  GET %s?watch=true&resourceVersion=%s\n",
@@ -105,26 +78,9 @@ func printResponse(out io.Writer, resp *http.Response, n int) error {
 		if !frames.Scan() {
 			return errors.Join(errors.New("watch stream ended early"), frames.Err())
 		}
-		fmt.Fprintln(out, " ", shorten(frames.Text()))
+		fmt.Fprintln(out, " ", show.Frame(frames.Text()))
 	}
 	return nil
-}
-
-// shorten keeps a frame's beginning up to the object's resourceVersion,
-// dropping the uid (which differs on every cluster).
-func shorten(frame string) string {
-	end := strings.Index(frame, `"resourceVersion":`)
-	if end < 0 {
-		return frame
-	}
-	end += strings.IndexByte(frame[end+len(`"resourceVersion":"`):], '"') +
-		len(`"resourceVersion":"`) + 1
-	s := frame[:end]
-	if i := strings.Index(s, `"uid":"`); i >= 0 {
-		j := strings.IndexByte(s[i+len(`"uid":"`):], '"') + i + len(`"uid":"`) + 1
-		s = s[:i] + `"uid":…` + s[j:]
-	}
-	return s + ",…}…}"
 }
 
 // isWatch picks the watch requests out of the request log's form.

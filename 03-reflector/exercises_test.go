@@ -17,7 +17,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -25,7 +25,7 @@ import (
 
 // webPod is a pod like the chapter's own.
 func webPod(name string) *corev1.Pod {
-	return show.GatedPod(name, cluster.Labels("app", "web"))
+	return fixture.GatedPod(name, cluster.Labels("app", "web"))
 }
 
 // makeChanges makes step 3's changes: it creates web-4, sets web-1

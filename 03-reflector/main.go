@@ -34,7 +34,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 func main() { cluster.Main("03-reflector", run) }
@@ -215,7 +215,7 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 	fmt.Fprintln(out, "Step 1. Seed 3 pods; wire ListWatch -> Reflector -> DeltaFIFO -> Pop loop -> Store")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2", "web-3"} {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 
 	// One request, one new stream: 3 ADDED, 1 BOOKMARK; then 3
 	// Replaced deltas.
-	if err := p.printRequestsAndNext(ctx, out, c, 5, 3); err != nil {
+	if err := p.printRequestsAndPipeline(ctx, out, c, 5, 3); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "  (initial events and their deltas printed sorted: client-go does not define their order)")
@@ -246,7 +246,7 @@ func twoWaysToStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 	// Its two requests; its WATCH opening, and the 3 Replaced deltas
 	// its LIST made. It set its resourceVersion before it opened the
 	// WATCH.
-	if err := classic.printRequestsAndNext(ctx, out, c, 1, 3); err != nil {
+	if err := classic.printRequestsAndPipeline(ctx, out, c, 1, 3); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s: the LIST's\n", classic.reflector.LastSyncResourceVersion())
@@ -274,7 +274,7 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 	startStep(out, c, "Step 3. Live changes: watch events -> deltas -> store")
 	fmt.Fprintln(out, "  create web-4; set web-1 Running; delete web-2")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
-	pod := show.GatedPod("web-4", cluster.Labels("app", "web"))
+	pod := fixture.GatedPod("web-4", cluster.Labels("app", "web"))
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -284,7 +284,7 @@ func liveChanges(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipe
 	if err := pods.Delete(ctx, "web-2", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	return p.printNext(ctx, out, 4, 4)
+	return p.printPipeline(ctx, out, 4, 4)
 }
 
 // resumeAfterEnd has the client end the reflector's watch while a
@@ -300,7 +300,7 @@ func resumeAfterEnd(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 	p.endWatch(out, c, nil, "")
 	// The stream's end; the resume from that resourceVersion; web-3's
 	// change, replayed: one Updated.
-	if err := p.printRequestsAndNext(ctx, out, c, 3, 1); err != nil {
+	if err := p.printRequestsAndPipeline(ctx, out, c, 3, 1); err != nil {
 		return err
 	}
 	same, err := matchesServer(ctx, c, p.store)
@@ -335,7 +335,7 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 	// !-answer429
 	fmt.Fprintf(out, "  reflector backs off %s on its clock; meanwhile: set web-4 Running\n", delay)
 	// The stream's end, the 429, the resume: web-4's change, replayed.
-	if err := p.printRequestsAndNext(ctx, out, c, 4, 1); err != nil {
+	if err := p.printRequestsAndPipeline(ctx, out, c, 4, 1); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  relist requests (LIST or watch-list): %d\n", len(relists(c.Requests())))
@@ -367,7 +367,7 @@ func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 	// The stream's end, the 410; after the backoff, the watch-list: a
 	// new stream, 2 ADDED, the BOOKMARK. Replace queues a Replaced per
 	// pod, and the tombstone.
-	if err := p.printRequestsAndNext(ctx, out, c, 7, 3); err != nil {
+	if err := p.printRequestsAndPipeline(ctx, out, c, 7, 3); err != nil {
 		return err
 	}
 	// Once the relist is done, the reflector arms a new resync timer.
@@ -409,7 +409,7 @@ func matchesServer(ctx context.Context, c *cluster.Cluster, store cache.Store) (
 func resyncFromMemory(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	startStep(out, c, "Step 7. Resync: the reflector's fake clock moves 30s on")
 	p.clock.Step(resyncPeriod) // the timer step 6 saw armed fires
-	return p.printRequestsAndNext(ctx, out, c, 0, 2)
+	return p.printRequestsAndPipeline(ctx, out, c, 0, 2)
 }
 
 // stopPipeline stops the pipeline and checks that nothing arrived that

@@ -75,8 +75,9 @@ func (w *window) next(ctx context.Context, n, m int) (watched, popped []string, 
 	return watched, sortRuns(popped, "Replaced", "Sync"), nil
 }
 
-// printNext prints the next n watch lines and m deltas, then the store.
-func (p *pipeline) printNext(ctx context.Context, out io.Writer, n, m int) error {
+// printPipeline prints what came through the pipeline next: n watch
+// lines and m deltas, then the store.
+func (p *pipeline) printPipeline(ctx context.Context, out io.Writer, n, m int) error {
 	watched, popped, err := p.next(ctx, n, m)
 	if err != nil {
 		return err
@@ -86,9 +87,9 @@ func (p *pipeline) printNext(ctx context.Context, out io.Writer, n, m int) error
 	return nil
 }
 
-// printRequestsAndNext is printNext after the requests made since the
+// printRequestsAndPipeline is printPipeline after the requests made since the
 // last ResetRequests, read once the watch lines and deltas have come.
-func (p *pipeline) printRequestsAndNext(ctx context.Context, out io.Writer,
+func (p *pipeline) printRequestsAndPipeline(ctx context.Context, out io.Writer,
 	c *cluster.Cluster, n, m int) error {
 	watched, popped, err := p.next(ctx, n, m)
 	if err != nil {
@@ -241,25 +242,20 @@ func relists(reqs []apiserver.Request) []apiserver.Request {
 	return out
 }
 
-// describeEvent prints one watch event: its type, then what it carries.
+// describeEvent is show.Event, with what this chapter looks for in an
+// event: whether a bookmark ends a watch-list's initial events, and
+// whether an ERROR is the 410 that makes the reflector relist.
 func describeEvent(ev watch.Event) string {
+	line := show.Event(ev)
 	switch obj := ev.Object.(type) {
 	case *corev1.Pod:
-		if ev.Type == watch.Bookmark {
-			s := fmt.Sprintf("%-9s rv=%s", ev.Type, obj.ResourceVersion)
-			if obj.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
-				s += "  " + metav1.InitialEventsAnnotationKey + "=true"
-			}
-			return s
+		if ev.Type == watch.Bookmark && obj.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+			line += "  " + metav1.InitialEventsAnnotationKey + "=true"
 		}
-		return fmt.Sprintf("%-9s %s", ev.Type, describePod("pod/"+obj.Name, obj))
 	case *metav1.Status:
-		err := apierrors.FromObject(obj)
-		return fmt.Sprintf("%-9s %d %s: %s (IsResourceExpired=%t)", ev.Type,
-			obj.Code, obj.Reason, obj.Message, apierrors.IsResourceExpired(err))
-	default:
-		return fmt.Sprintf("%-9s %T", ev.Type, obj)
+		line += fmt.Sprintf(" (IsResourceExpired=%t)", apierrors.IsResourceExpired(apierrors.FromObject(obj)))
 	}
+	return line
 }
 
 // describeWatchError prints a watch request that was refused: no

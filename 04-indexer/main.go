@@ -265,7 +265,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 		return errors.New("the informer did not sync")
 	}
-	printRequests(w, "  informer synced; the requests it sent:", c.Requests())
+	show.Under(w, "  informer synced; the requests it sent:", requestLines(c.Requests()))
 	idx := inf.GetIndexer()
 
 	// A thousand reads from the cache: the request log does not move.

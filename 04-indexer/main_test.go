@@ -18,7 +18,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -186,7 +186,7 @@ func TestRelistTombstone(t *testing.T) {
 
 			pods := c.Client.CoreV1().Pods(c.Namespace)
 			for _, name := range []string{"web-1", "web-2"} {
-				p := show.GatedPod(name, cluster.Labels("app", "web"))
+				p := fixture.GatedPod(name, cluster.Labels("app", "web"))
 				if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}

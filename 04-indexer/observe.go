@@ -111,17 +111,18 @@ func printIndices(w io.Writer, what string, idx cache.Indexer) error {
 	return nil
 }
 
-// printRequests prints the line what, then the request log, marking a
-// watch that asked for the initial list too.
-func printRequests(w io.Writer, what string, reqs []apiserver.Request) {
-	fmt.Fprintln(w, what)
+// requestLines renders the request log short, as verb and resource,
+// marking a watch that asked for the initial list too.
+func requestLines(reqs []apiserver.Request) []string {
+	var lines []string
 	for _, r := range reqs {
 		var note string
 		if slices.Contains(r.Query["sendInitialEvents"], "true") {
 			note = " (watch-list: the initial list comes on the watch)"
 		}
-		fmt.Fprintf(w, "    %s %s%s\n", r.Verb, r.Resource, note)
+		lines = append(lines, r.Verb+" "+r.Resource+note)
 	}
+	return lines
 }
 
 // printCost prints what a query found and how far the request log

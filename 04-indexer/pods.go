@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // The chapter's index names. cache.NamespaceIndex ("namespace") is
@@ -145,7 +145,7 @@ func newPod(ns, name, app, node string, imgs ...string) *corev1.Pod {
 // gatedPod is a pod for the server: its scheduling gate keeps any
 // scheduler or kubelet away, and it carries the course's label.
 func gatedPod(name, app string, imgs ...string) *corev1.Pod {
-	p := show.GatedPod(name, cluster.Labels("app", app))
+	p := fixture.GatedPod(name, cluster.Labels("app", app))
 	p.Spec.Containers = containers(imgs)
 	return p
 }

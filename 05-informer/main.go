@@ -91,7 +91,7 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
-	printSorted(ctx, out, "initial list (order not defined, sorted):", h.lines, len(store.ListKeys()))
+	show.Sorted(ctx, out, "  initial list (order not defined, sorted):", "  ", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
 	fmt.Fprintln(out, "  live changes, each awaited:") // so the output keeps their order
 	if _, err := cms.Create(ctx, configMap("cache", "blue"), metav1.CreateOptions{}); err != nil {
@@ -276,9 +276,9 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 	}
 	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
 	before := c.Requests()
-	printRequests(out, fmt.Sprintf("requests so far: %d", len(before)), before)
+	show.Under(out, fmt.Sprintf("  requests so far: %d", len(before)), informerRequests(before))
 	// One SyncAll: an OnUpdate per cached object, in map order.
-	printSorted(ctx, out, "first resync (order not defined, sorted):", h.lines, len(store.ListKeys()))
+	show.Sorted(ctx, out, "  first resync (order not defined, sorted):", "  ", h.lines, len(store.ListKeys()))
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
@@ -326,9 +326,9 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	// After its backoff (0.8-1.6 s) the reflector relists: one ReplacedAll,
 	// tombstones first, then the survivors in map order.
 	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
-	printNext(ctx, out, h.lines, 1)
-	printSorted(ctx, out, "", h.lines, 2)
-	printRequests(out, "the informer's requests:", c.Requests())
+	show.Next(ctx, out, "", "  ", h.lines, 1)
+	show.Sorted(ctx, out, "", "  ", h.lines, 2)
+	show.Under(out, "  the informer's requests:", informerRequests(c.Requests()))
 	return nil
 }
 
@@ -366,7 +366,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
-	printSorted(ctx, out, "", lines, 4) // no order between handlers
+	show.Sorted(ctx, out, "", "  ", lines, 4) // no order between handlers
 	// A late handler is fed from the cache: no request is sent.
 	late, err := informer.AddEventHandler(handler{lines: lines, name: "late"})
 	if err != nil {
@@ -375,13 +375,13 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if !cache.WaitFor(ctx, "", late.HasSyncedChecker()) {
 		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
-	printSorted(ctx, out, `handler "late" added after sync: synthetic adds from the cache`, lines, 2)
+	show.Sorted(ctx, out, `  handler "late" added after sync: synthetic adds from the cache`, "  ", lines, 2)
 	// A change reaches every handler, each on its own goroutine.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	printSorted(ctx, out, "delete configmap/cache:", lines, 3)
+	show.Sorted(ctx, out, "  delete configmap/cache:", "  ", lines, 3)
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))
 	return nil
 }
@@ -412,7 +412,7 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printNext(ctx, out, lines, 1)
+	show.Next(ctx, out, "", "  ", lines, 1)
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v4"}}`), metav1.PatchOptions{}); err != nil {
 		return err
@@ -429,10 +429,10 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	if _, err := cms.Patch(ctx, "api", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printNext(ctx, out, queued, 3)
+	show.Next(ctx, out, "", "  ", queued, 3)
 	h.gate.open()
 	fmt.Fprintf(out, "  released, with InOrderInformersBatchProcess=%t:\n", gates.Enabled(features.InOrderInformersBatchProcess))
-	printNext(ctx, out, lines, 3)
+	show.Next(ctx, out, "", "  ", lines, 3)
 	return nil
 }
 

@@ -160,22 +160,6 @@ func printCalls(ctx context.Context, out io.Writer, lines *show.Lines, what stri
 	}
 }
 
-// printNext awaits the next n lines and prints them in order.
-func printNext(ctx context.Context, out io.Writer, lines *show.Lines, n int) {
-	got, _ := lines.Await(ctx, n)
-	show.Print(out, "  ", got)
-}
-
-// printSorted awaits the next n lines and prints them sorted, under
-// title if there is one: for calls whose order client-go does not define.
-func printSorted(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
-	got, _ := lines.AwaitSorted(ctx, n)
-	if title != "" {
-		fmt.Fprintf(out, "  %s\n", title)
-	}
-	show.Print(out, "  ", got)
-}
-
 // printTeams prints what step 2's two ByIndex calls returned.
 func printTeams(out io.Writer, blue, red []any) {
 	fmt.Fprintf(out, "  ByIndex(\"team\", %-6q) %v\n", "blue", names(blue))
@@ -211,17 +195,18 @@ func printRow(out io.Writer, call string, popped cache.DeltaType, calls []string
 	}
 }
 
-// printRequests prints title, then the list and watch requests short:
-// the resource for the path, and without the label selector every one of
+// informerRequests renders the list and watch requests short: the
+// resource for the path, and without the label selector every one of
 // them carries.
-func printRequests(out io.Writer, title string, reqs []apiserver.Request) {
-	fmt.Fprintf(out, "  %s\n", title)
+func informerRequests(reqs []apiserver.Request) []string {
+	var lines []string
 	for _, r := range listsAndWatches(reqs) {
 		r.Path = path.Base(r.Path)
 		r.Query = maps.Clone(r.Query)
 		delete(r.Query, "labelSelector")
-		fmt.Fprintf(out, "    %s\n", r)
+		lines = append(lines, r.String())
 	}
+	return lines
 }
 
 // listsAndWatches keeps the requests an informer makes.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -43,7 +43,7 @@ func TestExercise1SyncedPodLister(t *testing.T) {
 			defer cancel()
 			pods := c.Client.CoreV1().Pods(c.Namespace)
 			for _, p := range []string{"web-1", "web-2", "api-1"} {
-				if _, err := pods.Create(ctx, show.GatedPod(p, cluster.Labels("app", "web")), metav1.CreateOptions{}); err != nil {
+				if _, err := pods.Create(ctx, fixture.GatedPod(p, cluster.Labels("app", "web")), metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}

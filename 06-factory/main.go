@@ -5,7 +5,8 @@
 // listers read its cache; Start and WaitForCacheSync run it. The chapter
 // shows the sharing in the request log, the factory's options, the
 // pitfalls people hit, and what a resync really is: a replay from memory.
-// handlers.go: the handlers, which report what they get; harness.go: the rest of the show.
+// objects.go: the objects the steps look at; observe.go: the handlers,
+// which report what they get, and the rest of the show.
 //
 // Read alongside (client-go v0.37.2): informers/factory.go, generic.go,
 // core/v1/pod.go; listers/generic_helpers.go; tools/cache/shared_informer.go.
@@ -16,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -39,7 +43,7 @@ func main() { cluster.Main("06-factory", run) }
 // Every step builds its own factory and stops it before it returns.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	for _, step := range []cluster.RunFunc{
-		setup,    // (harness.go) two paused deployments, three gated pods
+		setup,    // (objects.go) two paused deployments, three gated pods
 		basics,   // 1. informers, handlers, Start, WaitForCacheSync, listers
 		sharing,  // 2. three consumers, one informer, one watch
 		options,  // 3. namespace, label selector, transform; ForResource
@@ -95,8 +99,8 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", depReg.HasSyncedChecker(), podReg.HasSyncedChecker()) {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
-	printSorted(out, "  the handlers got the initial list (in no defined order; sorted here):",
-		events.Drain())
+	show.Under(out, "  the handlers got the initial list (in no defined order; sorted here):",
+		slices.Sorted(slices.Values(events.Drain())))
 
 	// Listers read the informer's cache, never the server. A miss is a
 	// NotFound error, as from the API.
@@ -114,17 +118,17 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// Changes arrive through the handlers. A paused deployment does not
 	// roll out a new pod template: no ReplicaSet, no pods.
 	fmt.Fprintln(out, "  changes arrive through the handlers:")
-	image := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
+	image := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`
 	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web",
 		types.StrategicMergePatchType, []byte(image), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	if err := printNext(ctx, out, "patch deployment/web image nginx:1.28", events, 1); err != nil {
+	if err := show.Next(ctx, out, "    patch deployment/web image nginx:1.28", "    ", events, 1); err != nil {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
-	web3 := show.GatedPod("web-3", cluster.Labels("app", "web"))
+	web3 := fixture.GatedPod("web-3", cluster.Labels("app", "web"))
 	if _, err := podClient.Create(ctx, web3, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -132,7 +136,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// ADDED, then the two steps of a deletion.
-	return printNext(ctx, out, "create pod/web-3, delete pod/web-2", events, 3)
+	return show.Next(ctx, out, "    create pod/web-3, delete pod/web-2", "    ", events, 3)
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.
@@ -179,7 +183,8 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  initial ADDED events: %s\n", countEach(adds.Drain(), consumers))
-	printRequests(out, "  requests for pods:", requestsFor(c, "pods"))
+	reqs := requestsFor(c, "pods")
+	show.Under(out, fmt.Sprintf("  requests for pods: %d", len(reqs)), reqs)
 
 	// The contrast: three informers built directly, bypassing the factory.
 	// Each lists and watches on its own, and keeps its own copy of every pod.
@@ -193,7 +198,8 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", checks...) {
 		return fmt.Errorf("independent informers did not sync: %w", context.Cause(ctx))
 	}
-	printRequests(out, "  three NewPodInformer, requests for pods:", requestsFor(c, "pods"))
+	reqs = requestsFor(c, "pods")
+	show.Under(out, fmt.Sprintf("  three NewPodInformer, requests for pods: %d", len(reqs)), reqs)
 	return nil
 }
 
@@ -236,8 +242,8 @@ func options(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	}
 	// Two informers start at once: their requests come in no fixed order
 	// (requestsFor sorts them).
-	printRequests(out, "  requests (the server applies the selector):",
-		requestsFor(c, "deployments.apps", "pods"))
+	reqs := requestsFor(c, "deployments.apps", "pods")
+	show.Under(out, fmt.Sprintf("  requests (the server applies the selector): %d", len(reqs)), reqs)
 
 	podLister := pods.Lister().Pods(c.Namespace)
 	objs, err1 := generic.Lister().ByNamespace(c.Namespace).List(labels.Everything())
@@ -338,11 +344,13 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// 4d. Shutdown waits for the informers, which return only when their
 	// context ends: defer Shutdown before cancel (defers run last-in first-out).
 	fmt.Fprintln(out, "  4d. Shutdown waits for the informers; only cancel stops them")
-	shutdown := inBackground(factory.Shutdown)
-	printStopped(out, "Shutdown() first:", closed(shutdown), inf.IsStopped())
+	var wg sync.WaitGroup
+	var returned atomic.Bool
+	wg.Go(func() { factory.Shutdown(); returned.Store(true) })
+	printStopped(out, "Shutdown() first:", returned.Load(), inf.IsStopped())
 	cancel()
-	<-shutdown
-	printStopped(out, "then cancel():   ", closed(shutdown), inf.IsStopped())
+	wg.Wait()
+	printStopped(out, "then cancel():   ", returned.Load(), inf.IsStopped())
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	fmt.Fprintf(out, "    AddEventHandler on a stopped informer fails: %t\n", err != nil)
 	return nil

@@ -38,6 +38,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 func main() { cluster.Main("07-controller", run) }
@@ -100,8 +101,8 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		return err
 	}
 	s.printf("  synced: %d deployments cached, no workers yet\n", len(deployments.Informer().GetStore().ListKeys()))
-	for _, d := range []*appsv1.Deployment{newDeployment("web"), newDeployment("api")} {
-		d, err := s.deploys.Create(ctx, d, metav1.CreateOptions{})
+	for _, name := range []string{"web", "api"} {
+		d, err := s.deploys.Create(ctx, fixture.PausedDeployment(name, "nginx:1.27", "release", "v1"), metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -164,7 +165,7 @@ func TestOneKeyOneWorker(t *testing.T) {
 	for a := range 4 {
 		adders.Go(func() {
 			for i := range 300 {
-				d := newDeployment(names[(a+i)%len(names)])
+				d := fixture.PausedDeployment(names[(a+i)%len(names)], "nginx:1.27", "release", "v1")
 				d.Namespace = "ns"
 				d.Labels["release"] = fmt.Sprint(a, "-", i)
 				if err := indexer.Update(d); err != nil { // as the informer does, before the Add

@@ -205,8 +205,8 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if _, err := watching.Await(ctx, 1); err != nil {
 		return err
 	}
-	printRequests(out, "a factory's pod informer on fake.NewClientset():", fakeRequests(client.Actions()))
-	printRequests(out, "the same informer on the "+clusterName(c)+":", show.Requests(c.Requests(), show.ListsAndWatches))
+	show.Under(out, "  a factory's pod informer on fake.NewClientset():", fakeRequests(client.Actions()))
+	show.Under(out, "  the same informer on the "+clusterName(c)+":", show.Requests(c.Requests(), show.ListsAndWatches))
 
 	// !+listwatch
 	// A ListWatch written by hand, as many tests do. The reflector asks
@@ -230,7 +230,7 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if err != nil {
 		return err
 	}
-	printRequests(out, "a hand-built cache.ListWatch on the fake:", fakeRequests(client.Actions()))
+	show.Under(out, "  a hand-built cache.ListWatch on the fake:", fakeRequests(client.Actions()))
 	fmt.Fprintf(out, "    the reflector took %s, and waits for a bookmark: HasSynced=%t, for ever\n", strings.Join(got, ", "), stuck.HasSynced())
 
 	client.ClearActions()
@@ -246,7 +246,7 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if _, err := watching.Await(ctx, 2); err != nil {
 		return err
 	}
-	printRequests(out, "the same, through cache.ToListWatcherWithWatchListSemantics(lw, client):", fakeRequests(client.Actions()))
+	show.Under(out, "  the same, through cache.ToListWatcherWithWatchListSemantics(lw, client):", fakeRequests(client.Actions()))
 	fmt.Fprintf(out, "    HasSynced=%t\n", fixed.HasSynced())
 	return nil
 }

@@ -55,7 +55,7 @@ func (t *tappedListWatch) WatchWithContext(ctx context.Context, o metav1.ListOpt
 		for ev := range w.ResultChan() {
 			select {
 			case tw.out <- ev: // the reflector has it
-				t.lines.Send(describeEvent(ev))
+				t.lines.Send(typeAndName(ev))
 			case <-tw.stop:
 				return
 			}
@@ -99,12 +99,6 @@ func receive(ctx context.Context, ch <-chan string) (string, error) {
 	case <-ctx.Done():
 		return "", context.Cause(ctx)
 	}
-}
-
-// printRequests prints a heading, then the requests under it.
-func printRequests(out io.Writer, heading string, lines []string) {
-	fmt.Fprintf(out, "  %s\n", heading)
-	show.Print(out, "    ", lines)
 }
 
 // printLost is step 2's account of the two writes made between the
@@ -197,7 +191,7 @@ func eventsUntil(ctx context.Context, w watch.Interface, last string) ([]string,
 			if !ok {
 				return got, fmt.Errorf("the watch ended after %q", got)
 			}
-			got = append(got, describeEvent(ev))
+			got = append(got, typeAndName(ev))
 			if last == "" || got[len(got)-1] == last {
 				return got, nil
 			}
@@ -207,8 +201,9 @@ func eventsUntil(ctx context.Context, w watch.Interface, last string) ([]string,
 	}
 }
 
-// describeEvent is "ADDED pod/web-1".
-func describeEvent(ev watch.Event) string {
+// typeAndName is "ADDED pod/web-1": the short form the chapter's
+// sentences list events in (a line of its own would be show.Event).
+func typeAndName(ev watch.Event) string {
 	return fmt.Sprintf("%s pod/%s", ev.Type, nameOf(ev.Object))
 }
 

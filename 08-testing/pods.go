@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // seedPods are the pods every test of the counter starts from.
@@ -18,7 +18,7 @@ func seedPods(ns string) []runtime.Object {
 
 // newPod is a pod of an app, which no scheduler or kubelet will touch.
 func newPod(ns, name, app string) *corev1.Pod {
-	p := show.GatedPod(name, cluster.Labels("app", app))
+	p := fixture.GatedPod(name, cluster.Labels("app", app))
 	p.Namespace = ns
 	return p
 }
@@ -26,7 +26,7 @@ func newPod(ns, name, app string) *corev1.Pod {
 // probePod is a pod of no app, so that no counter counts it; its pick
 // label is its name, for selectors.
 func probePod(name string) *corev1.Pod {
-	return show.GatedPod(name, cluster.Labels("pick", name))
+	return fixture.GatedPod(name, cluster.Labels("pick", name))
 }
 
 // podsResource is what the fake's tracker files pods under.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -39,7 +39,7 @@ func notWritten(t *testing.T, err error, exercise string) {
 func TestExercise1ReplicasAndImages(t *testing.T) {
 	c := chaptertest.Start(t)
 	ctx := t.Context()
-	d := pausedDeployment("web", "nginx:1.27")
+	d := fixture.PausedDeployment("web", "nginx:1.27")
 	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers,
 		corev1.Container{Name: "proxy", Image: "envoy:1.31"})
 	if _, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
@@ -82,13 +82,13 @@ func TestExercise2ByOwner(t *testing.T) {
 	c := chaptertest.Start(t)
 	ctx := t.Context()
 	web, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx,
-		pausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
+		fixture.PausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: web.Name, UID: web.UID}
 	for _, name := range []string{"web-1", "web-2", "db-1"} {
-		pod := show.GatedPod(name, cluster.Labels("app", name[:len(name)-2]))
+		pod := fixture.GatedPod(name, cluster.Labels("app", name[:len(name)-2]))
 		if name != "db-1" {
 			pod.OwnerReferences = []metav1.OwnerReference{owner}
 		}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -75,7 +77,7 @@ func dynamicDeployments(ctx context.Context, out io.Writer, c *cluster.Cluster, 
 	fmt.Fprintln(out, "Step 1. Dynamic: a dynamicinformer caches deployments as Unstructured")
 	// Paused with 0 replicas: on a real cluster no controller acts on it.
 	created, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx,
-		pausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
+		fixture.PausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,7 @@ func metadataPods(ctx context.Context, out io.Writer, c *cluster.Cluster, owner 
 	fmt.Fprintln(out, "\nStep 2. Metadata only: a metadatainformer caches pods as PartialObjectMetadata")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		pod.Annotations = map[string]string{"team": "storefront"}
 		pod.OwnerReferences = []metav1.OwnerReference{*owner}
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -348,8 +350,8 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 	transformed, calls := show.NewLines(ctx), show.NewLines(ctx)
 	resyncs := make(chan string, 100)
 	ctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	defer func() { cancel(); <-stopped }() // the informer has ended
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }() // the informer has ended
 	// !+transformSees
 	lw := cache.NewFilteredListWatchFromClient(
 		c.Client.CoreV1().RESTClient(), "pods", c.Namespace,
@@ -357,11 +359,11 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
-		Handler:       recorder{calls: calls, resyncs: resyncs},
+		Handler:       reportingHandler{calls: calls, resyncs: resyncs},
 		Transform:     reporting(transformed, dropManagedFields),
 		ResyncPeriod:  resyncPeriod,
 	})
-	go func() { defer close(stopped); informer.RunWithContext(ctx) }()
+	wg.Go(func() { informer.RunWithContext(ctx) })
 	// !-transformSees
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
 		return context.Cause(ctx)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -93,7 +93,7 @@ func TestTransformNeverSeesTombstone(t *testing.T) {
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for _, name := range []string{"web-1", "web-2"} {
-		if _, err := pods.Create(ctx, show.GatedPod(name, cluster.Labels("app", "web")), metav1.CreateOptions{}); err != nil {
+		if _, err := pods.Create(ctx, fixture.GatedPod(name, cluster.Labels("app", "web")), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -133,29 +133,13 @@ func printFrames(out io.Writer, resp *http.Response, n int) error {
 			return err
 		}
 		keys[strings.Join(slices.Sorted(maps.Keys(ev.Object)), " ")] = true
-		lines = append(lines, shorten(frames.Text()))
+		lines = append(lines, show.Frame(frames.Text()))
 	}
 	slices.Sort(lines[:n-1]) // the last is the bookmark
 	show.Print(out, "  ", lines)
 	fmt.Fprintf(out, "  keys of every object: %s: no spec, no status\n",
 		strings.Join(slices.Sorted(maps.Keys(keys)), " | "))
 	return nil
-}
-
-// shorten keeps an object's frame up to its resourceVersion, dropping
-// the uid (which differs on every cluster). A frame without a uid (the
-// bookmark) stays whole.
-func shorten(frame string) string {
-	i := strings.Index(frame, `"uid":"`)
-	if i < 0 {
-		return frame
-	}
-	j := strings.IndexByte(frame[i+len(`"uid":"`):], '"') + i + len(`"uid":"`) + 1
-	frame = frame[:i] + `"uid":…` + frame[j:]
-	end := strings.Index(frame, `"resourceVersion":"`)
-	end += strings.IndexByte(frame[end+len(`"resourceVersion":"`):], '"') +
-		len(`"resourceVersion":"`) + 1
-	return frame[:end] + ",…}}}"
 }
 
 // describe is one line for what an informer hands over: a pod with the
@@ -183,17 +167,18 @@ func reporting(lines *show.Lines, transform cache.TransformFunc) cache.Transform
 	}
 }
 
-// recorder is a handler that reports each call, except the calls of a
-// resync (OnUpdate with the very same object), which it only counts:
-// they come every resyncPeriod, as long as the informer runs.
-type recorder struct {
+// reportingHandler is a handler that reports each call on calls, except
+// the calls of a resync (OnUpdate with the very same object), which it
+// sends to resyncs: they come every resyncPeriod, as long as the
+// informer runs.
+type reportingHandler struct {
 	calls   *show.Lines
 	resyncs chan<- string // never blocks: a full channel drops the line
 }
 
-func (r recorder) OnAdd(obj any, _ bool) { r.calls.Sendf("OnAdd(%s)", describe(obj)) }
+func (r reportingHandler) OnAdd(obj any, _ bool) { r.calls.Sendf("OnAdd(%s)", describe(obj)) }
 
-func (r recorder) OnUpdate(old, obj any) {
+func (r reportingHandler) OnUpdate(old, obj any) {
 	if old == obj {
 		select {
 		case r.resyncs <- describe(obj):
@@ -204,7 +189,7 @@ func (r recorder) OnUpdate(old, obj any) {
 	r.calls.Sendf("OnUpdate(%s)", describe(obj))
 }
 
-func (r recorder) OnDelete(obj any) { r.calls.Sendf("OnDelete(%s)", describe(obj)) }
+func (r reportingHandler) OnDelete(obj any) { r.calls.Sendf("OnDelete(%s)", describe(obj)) }
 
 // resyncPeriod is the informer's resync period in step 5: short, so
 // the step sees a resync at once.

@@ -37,6 +37,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -283,9 +284,9 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	// !+ownContext
 	configMaps := factory.Core().V1().ConfigMaps().Informer()
 	cmCtx, stopConfigMaps := context.WithCancel(ctx)
-	var cmRun sync.WaitGroup
-	cmRun.Go(func() { configMaps.RunWithContext(cmCtx) })
-	defer func() { stopConfigMaps(); cmRun.Wait() }()
+	var wg sync.WaitGroup
+	wg.Go(func() { configMaps.RunWithContext(cmCtx) })
+	defer func() { stopConfigMaps(); wg.Wait() }()
 	cache.WaitFor(ctx, "", configMaps.HasSyncedChecker())
 	factory.StartWithContext(ctx)
 	// !-ownContext
@@ -299,7 +300,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
 		return err
 	}
-	if err := printNext(ctx, out, lines, 2); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", lines, 2); err != nil {
 		return err
 	}
 	// !+remove
@@ -312,7 +313,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	report.let(ctx)
 	audit.let(ctx)
 	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
-	if err := printNext(ctx, out, lines, 3); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", lines, 3); err != nil {
 		return err
 	}
 
@@ -338,7 +339,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 	// !+stopOne
 	stopConfigMaps()
-	cmRun.Wait()
+	wg.Wait()
 	again := factory.Core().V1().ConfigMaps().Informer() // the same, stopped
 	_, err = again.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 	// !-stopOne
@@ -439,7 +440,7 @@ func setRelease(ctx context.Context, c *cluster.Cluster, name, release string) (
 // one after the other, and returns the last as the server answered.
 func createPods(ctx context.Context, c *cluster.Cluster, names ...string) (last *corev1.Pod, err error) {
 	for _, name := range names {
-		pod := show.GatedPod(name, cluster.Labels("app", "web"))
+		pod := fixture.GatedPod(name, cluster.Labels("app", "web"))
 		last, err = c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			return nil, err

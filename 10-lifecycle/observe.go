@@ -139,14 +139,6 @@ func refusePods(c *cluster.Cluster, user string) {
 	}
 }
 
-// printNext awaits the next n lines the held handlers send, sorted (each
-// handler sends from its own goroutine), and prints them.
-func printNext(ctx context.Context, out io.Writer, lines *show.Lines, n int) error {
-	got, err := lines.AwaitSorted(ctx, n)
-	show.Print(out, "  ", got)
-	return err
-}
-
 // printShutDown prints what ShutDownEventHandler(report) returned once
 // report's call ended, and what report sent meanwhile.
 func printShutDown(out io.Writer, err error, sent []string) {

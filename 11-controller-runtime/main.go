@@ -1,9 +1,8 @@
-// Chapter 11-controller-runtime: the same informers, inside
-// controller-runtime's cache and client. Its cache is client-go
-// SharedIndexInformers (chapters 01-07), one per kind, started lazily;
-// its client reads from the cache and writes to the server; its
-// controllers are chapter 07's workqueue and worker. Each step shows one
-// part through the request log and handlers.
+// Chapter 11-controller-runtime: the same informers, inside controller-
+// runtime's cache and client. Its cache is client-go SharedIndexInformers
+// (chapters 01-07), one per kind, started lazily; its client reads from
+// the cache and writes to the server; its controllers are chapter 07's
+// workqueue and worker. Each step shows a part by requests and handlers.
 //
 // Read alongside (controller-runtime v0.25.2): pkg/cache/cache.go,
 // informer_cache.go, internal/informers.go, internal/cache_reader.go,
@@ -38,6 +37,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -168,7 +168,7 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	indexer := informer.(toolscache.SharedIndexInformer).GetIndexer()
 	// !-informer
 	fmt.Fprintf(out, "  GetInformer: %T, HasSynced %t\n", informer, informer.HasSynced())
-	printSorted(ctx, out, "a handler added now gets the cache as adds:", lines, 2)
+	show.Sorted(ctx, out, "  a handler added now gets the cache as adds:", "    ", lines, 2)
 
 	// !+deepCopy
 	key := client.ObjectKey{Namespace: c.Namespace, Name: "web"}
@@ -383,7 +383,7 @@ func readYourWrites(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 // chapter 07's loop.
 func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 6. A reconciler is chapter 07: one workqueue, dedup, rate-limited retries")
-	web, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, pausedDeployment("web"), metav1.CreateOptions{})
+	web, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, fixture.PausedDeployment("web", "nginx:1.27"), metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	wg.Go(func() { _ = mgr.Start(ctx) })
 	defer wg.Wait()
 	defer cancel()
-	printSorted(ctx, out, "started: the initial list adds the deployment", lines, 2)
+	show.Sorted(ctx, out, "  started: the initial list adds the deployment", "    ", lines, 2)
 
 	// A burst of three events while reconcile 1 runs: one key, dirty once.
 	for _, release := range []string{"v1", "v2", "v3"} {
@@ -429,22 +429,22 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 			return err
 		}
 	}
-	printNext(ctx, out, "three patches while reconcile 1 runs:", lines, 3)
+	show.Next(ctx, out, "  three patches while reconcile 1 runs:", "    ", lines, 3)
 	r.let(ctx, nil)
-	printNext(ctx, out, "reconcile 1 returns: the dirty key is queued once more", lines, 3)
+	show.Next(ctx, out, "  reconcile 1 returns: the dirty key is queued once more", "    ", lines, 3)
 	r.let(ctx, nil)
-	printNext(ctx, out, "reconcile 2 returns:", lines, 2)
+	show.Next(ctx, out, "  reconcile 2 returns:", "    ", lines, 2)
 	fmt.Fprintf(out, "  queue.Len() %d: three events, one more reconcile\n", queue.Len())
 
 	// An owned ConfigMap enqueues its owner; the reconciler fails once.
 	if _, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Create(ctx, ownedConfigMap(web), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	printSorted(ctx, out, "create configmap/web-config, owned by deployment/web:", lines, 2)
+	show.Sorted(ctx, out, "  create configmap/web-config, owned by deployment/web:", "    ", lines, 2)
 	r.let(ctx, errors.New("flaky"))
-	printNext(ctx, out, "reconcile 3 fails: the rate limiter requeues it", lines, 3)
+	show.Next(ctx, out, "  reconcile 3 fails: the rate limiter requeues it", "    ", lines, 3)
 	r.let(ctx, nil)
-	printNext(ctx, out, "reconcile 4 returns:", lines, 2)
+	show.Next(ctx, out, "  reconcile 4 returns:", "    ", lines, 2)
 	printLists(out, "the manager's lists and watches (the controller's and the client's):", c)
 	return nil
 }

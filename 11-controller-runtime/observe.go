@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -38,7 +39,8 @@ import (
 var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
 
 // startCache runs a cache until the returned stop is called, which
-// waits for its informers to end. A read before Start has begun fails
+// waits for its informers to end: as the course runs every informer
+// (wg.Go, then cancel and wg.Wait). A read before Start has begun fails
 // (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
 func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -96,24 +98,8 @@ func createFixtures(ctx context.Context, c *cluster.Cluster) error {
 			return err
 		}
 	}
-	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, show.GatedPod("web-1", cluster.Labels()), metav1.CreateOptions{})
+	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, fixture.GatedPod("web-1", cluster.Labels()), metav1.CreateOptions{})
 	return err
-}
-
-// pausedDeployment is a deployment that no controller acts on, even on
-// a real cluster: paused, with 0 replicas.
-func pausedDeployment(name string) *appsv1.Deployment {
-	labels := cluster.Labels("app", name)
-	pod := show.GatedPod("", labels)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](0),
-			Paused:   true,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec},
-		},
-	}
 }
 
 // ownedConfigMap is a ConfigMap whose controller is the deployment, as a
@@ -225,7 +211,7 @@ func names(list *corev1.ConfigMapList) []string {
 }
 
 // printRequests prints what the chapter's clients sent since the last
-// call, after title, and starts the log afresh.
+// call, under title, or that they sent none; and starts the log afresh.
 func printRequests(out io.Writer, title string, c *cluster.Cluster) {
 	lines := show.Requests(c.Requests(), nil)
 	c.ResetRequests()
@@ -233,37 +219,15 @@ func printRequests(out io.Writer, title string, c *cluster.Cluster) {
 		fmt.Fprintf(out, "  %s no request\n", title)
 		return
 	}
-	fmt.Fprintf(out, "  %s\n", title)
-	show.Print(out, "    ", lines)
+	show.Under(out, "  "+title, lines)
 }
 
 // printLists is printRequests for the lists and watches alone, sorted:
 // the controller starts its sources' informers concurrently.
 func printLists(out io.Writer, title string, c *cluster.Cluster) {
-	fmt.Fprintf(out, "  %s\n", title)
-	show.Print(out, "    ", slices.Sorted(slices.Values(show.Requests(c.Requests(), show.ListsAndWatches))))
+	lines := show.Requests(c.Requests(), show.ListsAndWatches)
 	c.ResetRequests()
-}
-
-// printNext prints title and the next n lines, in order.
-func printNext(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
-	got, err := lines.Await(ctx, n)
-	printLines(out, title, got, err)
-}
-
-// printSorted prints title and the next n lines, sorted: their order is
-// not the lesson (two informers' handlers, or a handler and a worker).
-func printSorted(ctx context.Context, out io.Writer, title string, lines *show.Lines, n int) {
-	got, err := lines.AwaitSorted(ctx, n)
-	printLines(out, title, got, err)
-}
-
-func printLines(out io.Writer, title string, got []string, err error) {
-	fmt.Fprintf(out, "  %s\n", title)
-	show.Print(out, "    ", got)
-	if err != nil {
-		fmt.Fprintf(out, "    (%v)\n", err)
-	}
+	show.Under(out, "  "+title, slices.Sorted(slices.Values(lines)))
 }
 
 // printAliasing shows which of the reader's objects share their Data

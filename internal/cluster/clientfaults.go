@@ -114,7 +114,7 @@ func (f *ClientFaults) AnswerWatch(match func(apiserver.Request) bool, err *apie
 	f.answers = append(f.answers, answer{match: match, err: err, inStream: true})
 }
 
-// roundTrip is the faults' part of the recording transport.
+// roundTrip is the faults' part of clientTransport.
 func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
 	if a, ok := f.answerFor(apiserver.NewRequest(r)); ok {
 		return a.response(r), nil

@@ -86,9 +86,9 @@ type Cluster struct {
 	// Description says which cluster this is, for stderr.
 	Description string
 
-	rec    recorder              // client-side request log
+	reqLog requestLog            // client-side request log
 	faults ClientFaults          // what the client's transport does wrong on purpose
-	base   transport.WrapperFunc // Config's transport wrapper before the recorder
+	base   transport.WrapperFunc // Config's transport wrapper before the request log
 }
 
 // Embedded reports whether this is the embedded workshop cluster.
@@ -125,7 +125,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 	// Every client built from c.Config records its requests (Requests).
 	c.base = c.Config.WrapTransport
 	c.Config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return recordingTransport{next: rt, rec: &c.rec, faults: &c.faults}
+		return clientTransport{next: rt, reqLog: &c.reqLog, faults: &c.faults}
 	})
 	client, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {

@@ -16,7 +16,7 @@ func (c *Cluster) UnguardedConfig() *rest.Config {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WrapTransport = c.base
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return recordingTransport{next: rt, rec: &c.rec, faults: &c.faults, allow403: true}
+		return clientTransport{next: rt, reqLog: &c.reqLog, faults: &c.faults, allow403: true}
 	})
 	return cfg
 }

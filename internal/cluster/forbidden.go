@@ -26,18 +26,18 @@ import (
 // stopOnForbidden makes the first 403 answer cancel the run with the
 // Forbidden error as the cause (context.Cause).
 func (c *Cluster) stopOnForbidden(cancel context.CancelCauseFunc) {
-	c.rec.mu.Lock()
-	defer c.rec.mu.Unlock()
-	c.rec.deny = cancel
+	c.reqLog.mu.Lock()
+	defer c.reqLog.mu.Unlock()
+	c.reqLog.deny = cancel
 }
 
 // forbidden reads the Status of a 403 answer (JSON or protobuf, as the
 // client asked) and cancels the run with it. It puts the body back for
 // client-go, which decodes it again.
-func (rec *recorder) forbidden(r *http.Request, resp *http.Response) {
-	rec.mu.Lock()
-	cancel := rec.deny
-	rec.mu.Unlock()
+func (l *requestLog) forbidden(r *http.Request, resp *http.Response) {
+	l.mu.Lock()
+	cancel := l.deny
+	l.mu.Unlock()
 	if cancel == nil {
 		return
 	}

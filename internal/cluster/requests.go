@@ -8,53 +8,57 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
-// recorder is a client-side request log: every request that a client
+// requestLog is a client-side request log: every request that a client
 // built from Cluster.Config sends, recorded in the same form as the
 // embedded server's log. Being on the client side, it reads the same on a
 // real cluster.
-type recorder struct {
+type requestLog struct {
 	mu   sync.Mutex
 	reqs []apiserver.Request
 	deny context.CancelCauseFunc // see stopOnForbidden
 }
 
-type recordingTransport struct {
+// clientTransport is the transport every client built from
+// Cluster.Config goes through: it logs each request, makes the faults the
+// chapter asked for (ClientFaults), and stops the run at the first 403
+// (stopOnForbidden) unless the config is UnguardedConfig's.
+type clientTransport struct {
 	next     http.RoundTripper
-	rec      *recorder
+	reqLog   *requestLog
 	faults   *ClientFaults
 	allow403 bool // see UnguardedConfig
 }
 
-func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.rec.add(r)
+func (t clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.reqLog.add(r)
 	resp, err := t.faults.roundTrip(t.next, r)
 	if err == nil && resp.StatusCode == http.StatusForbidden && !t.allow403 {
-		t.rec.forbidden(r, resp)
+		t.reqLog.forbidden(r, resp)
 	}
 	return resp, err
 }
 
-func (rec *recorder) add(r *http.Request) {
+func (l *requestLog) add(r *http.Request) {
 	req := apiserver.NewRequest(r)
 	if req.Verb == "" { // discovery, /version
 		return
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	rec.reqs = append(rec.reqs, req)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, req)
 }
 
 // Requests returns the API requests this chapter's clients have sent since
 // the cluster was connected or since the last ResetRequests.
 func (c *Cluster) Requests() []apiserver.Request {
-	c.rec.mu.Lock()
-	defer c.rec.mu.Unlock()
-	return append([]apiserver.Request(nil), c.rec.reqs...)
+	c.reqLog.mu.Lock()
+	defer c.reqLog.mu.Unlock()
+	return append([]apiserver.Request(nil), c.reqLog.reqs...)
 }
 
 // ResetRequests empties the client-side request log.
 func (c *Cluster) ResetRequests() {
-	c.rec.mu.Lock()
-	defer c.rec.mu.Unlock()
-	c.rec.reqs = nil
+	c.reqLog.mu.Lock()
+	defer c.reqLog.mu.Unlock()
+	c.reqLog.reqs = nil
 }

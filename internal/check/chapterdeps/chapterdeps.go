@@ -50,6 +50,7 @@ import (
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	_ "github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	_ "github.com/informer-walkthrough/informer-walkthrough/workshop"

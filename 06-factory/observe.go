@@ -1,10 +1,13 @@
 package main
 
-// What chapter 06 needs only to show the factory at work: the setup and
-// its objects; the gate that holds one event back for step 4c, and the
-// small waits beside it; the request log in short; and the print
-// functions, which await what the handlers report and print what the
-// steps got, in a fixed order. Nothing here is the lesson; main.go is.
+// What chapter 06 needs only to show the factory at work. The handlers
+// it adds to its informers: they do not print, they run on the
+// informers' goroutines, so they report a line to a show.Lines, and the
+// step prints in an order it controls. The gate that holds one event
+// back for step 4c, and the small waits beside it; the request log in
+// short; and the print functions, which await what the handlers report
+// and print what the steps got, in a fixed order. Nothing here is the
+// lesson; main.go is.
 
 import (
 	"context"
@@ -22,60 +25,132 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-// setup creates the objects every step looks at. The deployments are
-// paused with 0 replicas and the pods carry a scheduling gate, so on a
-// real cluster no controller, scheduler or kubelet acts on them.
-func setup(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	fmt.Fprintln(out, "Setup. Two paused deployments, three gated pods")
-	for _, d := range []*appsv1.Deployment{
-		pausedDeployment("web", "nginx:1.27"), pausedDeployment("api", "httpd:2.4"),
-	} {
-		d, err := c.Client.AppsV1().Deployments(c.Namespace).Create(ctx, d, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "  created deployment/%s  gen=%d  rv=%s\n",
-			d.Name, d.Generation, d.ResourceVersion)
-	}
-	for _, p := range []*corev1.Pod{
-		show.GatedPod("web-1", cluster.Labels("app", "web")),
-		show.GatedPod("web-2", cluster.Labels("app", "web")),
-		show.GatedPod("api-1", cluster.Labels("app", "api")),
-	} {
-		p, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "  created pod/%s  rv=%s\n", p.Name, p.ResourceVersion)
-	}
-	return nil
-}
-
-// pausedDeployment is paused and has 0 replicas: on a real cluster the
-// deployment controller creates no ReplicaSet for it; it only writes its
-// status.
-func pausedDeployment(name, image string) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: cluster.Labels("app", name)},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](0),
-			Paused:   true,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"deployment": name}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: cluster.Labels("deployment", name)},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "app", Image: image},
-				}},
-			},
+// deploymentHandler is written the way most code in the wild is: an
+// untyped handler whose type assertions must also expect a
+// DeletedFinalStateUnknown tombstone in OnDelete.
+func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if d, ok := obj.(*appsv1.Deployment); ok {
+				events.Send(deployLine("ADDED", d, initialNote(initial)))
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			// The deployment controller writes status even for a paused
+			// deployment. Only a spec change bumps metadata.generation:
+			// act on that, and the output is the same on a real cluster.
+			old, ok1 := oldObj.(*appsv1.Deployment)
+			d, ok2 := newObj.(*appsv1.Deployment)
+			if ok1 && ok2 && old.Generation != d.Generation {
+				events.Send(deployLine("UPDATED", d, ""))
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if d, ok := obj.(*appsv1.Deployment); ok {
+				events.Send(deployLine("DELETED", d, ""))
+			}
 		},
 	}
+}
+
+// podHandler uses the typed handlers new in client-go v0.37: no type
+// assertions, and OnDelete gets a DeletedPod that says whether the
+// final state is known.
+func podHandler(events *show.Lines) corev1informers.PodDetailedHandlerFuncs {
+	// !+podHandler
+	return corev1informers.PodDetailedHandlerFuncs{
+		AddFunc: func(p *corev1.Pod, initial bool) {
+			events.Send(podLine("ADDED", p, initialNote(initial)))
+		},
+		UpdateFunc: func(_, p *corev1.Pod) {
+			events.Send(podLine("UPDATED", p, deletingNote(p)))
+		},
+		DeleteFunc: func(d corev1informers.DeletedPod) {
+			if d.FinalStateUnknown != nil || d.OptionalObj == nil {
+				events.Send("DELETED   pod/" + d.GetName() + "  (final state unknown)")
+				return
+			}
+			events.Send(podLine("DELETED", d.OptionalObj, ""))
+		},
+	}
+	// !-podHandler
+}
+
+// updateHandler reports OnUpdate calls. The informer calls an update
+// whose old and new resourceVersion are equal a sync: in this step, a
+// resync. After a relist it is also an object that did not change, and
+// reaches the same handlers (README, step 5).
+func updateHandler(lines *show.Lines) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*corev1.Pod)
+			p, ok2 := newObj.(*corev1.Pod)
+			if !ok1 || !ok2 {
+				return
+			}
+			event := "UPDATED"
+			if old.ResourceVersion == p.ResourceVersion {
+				event = "RESYNC"
+			}
+			lines.Sendf("%-9s pod/%s  rv=%s->%s",
+				event, p.Name, old.ResourceVersion, p.ResourceVersion)
+		},
+	}
+}
+
+// rvHandler reports the resourceVersion of each update of pod name.
+func rvHandler(lines *show.Lines, name string) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if p, ok := obj.(*corev1.Pod); ok && p.Name == name {
+				lines.Send(p.ResourceVersion)
+			}
+		},
+	}
+}
+
+// deployLine is what the deployment handler reports.
+func deployLine(event string, d *appsv1.Deployment, note string) string {
+	return withNote(fmt.Sprintf("%-9s deployment/%s  gen=%d  rv=%s",
+		event, d.Name, d.Generation, d.ResourceVersion), note)
+}
+
+// podLine is what the pod handler reports.
+func podLine(event string, p *corev1.Pod, note string) string {
+	return withNote(fmt.Sprintf("%-9s pod/%s  rv=%s",
+		event, p.Name, p.ResourceVersion), note)
+}
+
+func withNote(line, note string) string {
+	if note == "" {
+		return line
+	}
+	return line + "  (" + note + ")"
+}
+
+func initialNote(initial bool) string {
+	if initial {
+		return "initial list"
+	}
+	return ""
+}
+
+func deletingNote(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "deletionTimestamp set"
+	}
+	return ""
 }
 
 // gate holds back the pods labelled key=value on their way into the
@@ -131,27 +206,6 @@ func awaitLine(ctx context.Context, lines *show.Lines, want string) error {
 	}
 }
 
-// inBackground runs f on a goroutine of its own and returns a channel
-// closed when f has returned.
-func inBackground(f func()) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	return done
-}
-
-// closed reports, without blocking, whether ch is closed.
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // requestsFor returns the list and watch requests for the resources
 // since the last ResetRequests, from the client-side request log, one
 // short line each, sorted: informers started together send theirs in no
@@ -179,26 +233,6 @@ func describeRequest(r apiserver.Request) string {
 		s += "  (watch-list)"
 	}
 	return s
-}
-
-// printNext prints what, the change a step made, then awaits the next n
-// lines the handlers report about it and prints them in the order they
-// came, all indented under the step's "changes arrive" line.
-func printNext(ctx context.Context, out io.Writer, what string, lines *show.Lines, n int) error {
-	fmt.Fprintln(out, "    "+what)
-	got, err := lines.Await(ctx, n)
-	if err != nil {
-		return err
-	}
-	show.Print(out, "    ", got)
-	return nil
-}
-
-// printSorted prints a heading, then lines sorted: for handler calls
-// whose order client-go does not define.
-func printSorted(out io.Writer, heading string, lines []string) {
-	fmt.Fprintln(out, heading)
-	show.Print(out, "    ", slices.Sorted(slices.Values(lines)))
 }
 
 // printResync awaits the n resync calls handler eager gets and prints
@@ -229,12 +263,6 @@ func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
 	}
 	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
 	return nil
-}
-
-// printRequests prints a heading with the count, then the requests.
-func printRequests(out io.Writer, heading string, reqs []string) {
-	fmt.Fprintf(out, "%s %d\n", heading, len(reqs))
-	show.Print(out, "    ", reqs)
 }
 
 // printShared prints what step 2's three consumers got from the factory.
