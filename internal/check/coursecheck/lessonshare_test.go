@@ -373,7 +373,7 @@ func holdsKubernetes(obj types.Object) bool {
 }
 
 // prints reports whether call only prints or awaits: fmt's printers, the
-// course's show package (but for what returns an object, as GatedPod),
+// course's show package (but for what returns an object),
 // or a chapter function named print*.
 func prints(call *ast.CallExpr, info *types.Info) bool {
 	id := callee(call)
@@ -388,7 +388,7 @@ func prints(call *ast.CallExpr, info *types.Info) bool {
 	case path == "fmt":
 		return strings.HasPrefix(obj.Name(), "Fprint") || strings.HasPrefix(obj.Name(), "Print")
 	case strings.HasSuffix(path, "/internal/show"):
-		// Printing and awaiting; not what builds an object (GatedPod).
+		// Printing and awaiting; not what builds an object.
 		sig, ok := obj.Type().(*types.Signature)
 		return !ok || sig.Results().Len() == 0 || !holdsKubernetes(sig.Results().At(0))
 	default:
