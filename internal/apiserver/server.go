@@ -41,6 +41,11 @@ type Options struct {
 	MaxHistory int
 	// Port to listen on, on 127.0.0.1 only. Default 0: a free port.
 	Port int
+	// WithoutShardedListAndWatch runs the server as kube-apiserver runs by
+	// default, without --feature-gates=ShardedListAndWatch=true: the
+	// shardSelector parameter is ignored (sharding.go). Default: the gate
+	// is on, so that chapter 12 can show what it does.
+	WithoutShardedListAndWatch bool
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -63,6 +68,8 @@ type Server struct {
 	connMu sync.Mutex
 	unused map[net.Conn]bool // accepted, no request read yet (http.StateNew)
 	grace  time.Duration     // how long Close lets requests in flight finish
+
+	shardedListAndWatch bool // the ShardedListAndWatch feature gate
 }
 
 // Start starts a workshop cluster on a random port of 127.0.0.1.
@@ -86,6 +93,8 @@ func Start(opts Options) (*Server, error) {
 		closing:  make(chan struct{}),
 		unused:   map[net.Conn]bool{},
 		grace:    250 * time.Millisecond,
+
+		shardedListAndWatch: !opts.WithoutShardedListAndWatch,
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
 	s.wg.Add(1)
@@ -345,10 +354,15 @@ func (s *Server) serveList(rw responder, r *http.Request, req request) {
 		rw.error(err)
 		return
 	}
+	shard, err := s.shardSelector(opts)
+	if err != nil {
+		rw.error(err)
+		return
+	}
 	list, err := s.store.list(req.res, listOptions{
 		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
 		RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch,
-		Limit: opts.Limit, Continue: opts.Continue,
+		Limit: opts.Limit, Continue: opts.Continue, Shard: shard,
 	})
 	if err != nil {
 		rw.error(err)
@@ -376,10 +390,15 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		rw.error(err)
 		return
 	}
+	shard, err := s.shardSelector(opts)
+	if err != nil {
+		rw.error(err)
+		return
+	}
 	wo := watchOptions{
 		listOptions: listOptions{
 			Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
-			RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch,
+			RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch, Shard: shard,
 		},
 		SendInitialEvents: opts.SendInitialEvents,
 		AllowBookmarks:    opts.AllowWatchBookmarks,
