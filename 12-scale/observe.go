@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -143,8 +142,14 @@ func printShards(out io.Writer, shards []sharding.Selector, stores []cache.Store
 	return nil
 }
 
-// recreate puts a deleted pod back, for the next step.
-func recreate(ctx context.Context, c *cluster.Cluster, name string) error {
-	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, show.GatedPod(name, cluster.Labels("app", "web")), metav1.CreateOptions{})
-	return err
+// printIgnored says that the server ignored the shard selector.
+func printIgnored(out io.Writer) error {
+	fmt.Fprintln(out, "  the server ignored shardSelector (no metadata.shardInfo): "+
+		"its ShardedListAndWatch gate is off, so every shard would hold every pod")
+	return nil
+}
+
+// printHonoured says that the server honoured it, and how it said so.
+func printHonoured(out io.Writer, info *metav1.ShardInfo) {
+	fmt.Fprintf(out, "  the server honours shardSelector: its list says shardInfo %q\n", info.Selector)
 }
