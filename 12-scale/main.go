@@ -30,11 +30,11 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
-func main() { cluster.Main("12-scale", run) }
+func main() { cluster.MainWith("12-scale", extras, run) }
 
 // run creates the pods (--pods, default 40), then runs the steps on them.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
-	if err := createPods(ctx, c, podCount); err != nil {
+	if err := createPods(ctx, c, int(podCount)); err != nil {
 		return err
 	}
 	if err := firstSync(ctx, out, c); err != nil {

@@ -8,11 +8,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,39 +22,38 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // podCount is how many pods the chapter creates: --pods N. The golden
 // run uses the default; README's table was measured with larger ones.
-var podCount = 40
+var podCount = pods(40)
 
-func init() {
-	// --pods is this chapter's own flag; the rest of the command line
-	// is every chapter's (internal/runner), parsed by cluster.Main.
-	fs := flag.NewFlagSet("12-scale", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	n := fs.Int("pods", podCount, "")
-	var rest []string
-	args := os.Args[1:]
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a != "--pods" && a != "-pods" && !strings.HasPrefix(a, "--pods=") && !strings.HasPrefix(a, "-pods=") {
-			rest = append(rest, a)
-			continue
-		}
-		pair := []string{a}
-		if !strings.Contains(a, "=") && i+1 < len(args) {
-			i++
-			pair = append(pair, args[i])
-		}
-		if err := fs.Parse(pair); err != nil || *n < 1 || *n > 100000 {
-			fmt.Fprintf(os.Stderr, "12-scale: --pods wants a number of pods from 1 to 100000 (%s)\n", strings.Join(pair, " "))
-			os.Exit(1)
-		}
+// extras is what this chapter adds to every chapter's main: its --pods
+// flag, and a workshop cluster with the ShardedListAndWatch gate on
+// (kube-apiserver's parser of shardSelector, from shardparse). A real
+// cluster has the gate as its administrator set it.
+var extras = cluster.Extras{
+	Flags: func(fs *flag.FlagSet) {
+		fs.Var(&podCount, "pods", "create `N` pods, 1 to 100000 (the README's table used 1000 to 50000)")
+	},
+	Server: apiserver.Options{ShardSelectors: shardparse.Parse},
+}
+
+// pods is --pods: a number of pods from 1 to 100000.
+type pods int
+
+func (p *pods) String() string { return strconv.Itoa(int(*p)) }
+
+func (p *pods) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 100000 {
+		return errors.New("want a number of pods from 1 to 100000")
 	}
-	podCount = *n
-	os.Args = append(os.Args[:1], rest...)
+	*p = pods(n)
+	return nil
 }
 
 // listThenWatch opts a ListWatch out of watch-list, as chapter 03 does:

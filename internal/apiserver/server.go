@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/version"
@@ -41,11 +42,14 @@ type Options struct {
 	MaxHistory int
 	// Port to listen on, on 127.0.0.1 only. Default 0: a free port.
 	Port int
-	// WithoutShardedListAndWatch runs the server as kube-apiserver runs by
-	// default, without --feature-gates=ShardedListAndWatch=true: the
-	// shardSelector parameter is ignored (sharding.go). Default: the gate
-	// is on, so that chapter 12 can show what it does.
-	WithoutShardedListAndWatch bool
+	// ShardSelectors, if set, turns on the ShardedListAndWatch gate: it
+	// parses a list's or watch's shardSelector parameter (package
+	// shardparse supplies kube-apiserver's own parser). Default nil: the
+	// gate is off, kube-apiserver's default, and the parameter is ignored
+	// (sharding.go). The parser is an option so that only what uses it
+	// (chapter 12, cmd/workshop-cluster, package workshop) links
+	// k8s.io/apiserver and the CEL libraries it brings.
+	ShardSelectors func(string) (apisharding.Selector, error)
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -69,7 +73,9 @@ type Server struct {
 	unused map[net.Conn]bool // accepted, no request read yet (http.StateNew)
 	grace  time.Duration     // how long Close lets requests in flight finish
 
-	shardedListAndWatch bool // the ShardedListAndWatch feature gate
+	// parseShard parses shardSelector; nil: the ShardedListAndWatch
+	// gate is off.
+	parseShard func(string) (apisharding.Selector, error)
 }
 
 // Start starts a workshop cluster on a random port of 127.0.0.1.
@@ -94,7 +100,7 @@ func Start(opts Options) (*Server, error) {
 		unused:   map[net.Conn]bool{},
 		grace:    250 * time.Millisecond,
 
-		shardedListAndWatch: !opts.WithoutShardedListAndWatch,
+		parseShard: opts.ShardSelectors,
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
 	s.wg.Add(1)

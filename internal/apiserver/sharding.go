@@ -13,7 +13,10 @@ package apiserver
 // [start, end). kube-apiserver parses it with k8s.io/apiserver's
 // sharding.Parse and matches it with k8s.io/apimachinery's
 // sharding.Selector; so does the workshop cluster, with the very same
-// packages. What is kube-apiserver's own wiring is copied here:
+// packages, once Options.ShardSelectors is given the parser (package
+// shardparse): this package does not import k8s.io/apiserver, whose
+// parser brings cel-go, antlr and protobuf into every program that links
+// it. What is kube-apiserver's own wiring is copied here:
 //
 //   - the registry's List and Watch parse the parameter only with the
 //     gate on, and turn a parse error into "invalid shard selector: …"
@@ -27,8 +30,9 @@ package apiserver
 //   - a watch, watch-list included, sends only the shard's events; its
 //     initial-events-end bookmark is the same as without a shard (69).
 //
-// With the gate off the parameter is ignored, even a malformed one, and
-// no list carries shardInfo (74, 75).
+// With the gate off (no Options.ShardSelectors, the default) the
+// parameter is ignored, even a malformed one, and no list carries
+// shardInfo (74, 75).
 
 import (
 	"crypto/sha256"
@@ -41,17 +45,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apiserver/pkg/sharding"
 )
 
 // shardSelector returns the request's shard selector: nil when the gate is
-// off or the parameter absent, else the parsed selector or the error
+// off (no parser) or the parameter absent, else the parsed selector or the error
 // kube-apiserver answers.
 func (s *Server) shardSelector(opts metainternal.ListOptions) (apisharding.Selector, error) {
-	if !s.shardedListAndWatch || opts.ShardSelector == "" {
+	if s.parseShard == nil || opts.ShardSelector == "" {
 		return nil, nil
 	}
-	sel, err := sharding.Parse(opts.ShardSelector)
+	sel, err := s.parseShard(opts.ShardSelector)
 	if err != nil {
 		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status:  metav1.StatusFailure,

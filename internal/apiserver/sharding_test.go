@@ -20,6 +20,10 @@ import (
 
 const shardPods = "/api/v1/namespaces/capture-shard/pods"
 
+// gateOn is a server with the ShardedListAndWatch gate on, as chapter 12
+// starts it (shardparse.Parse is this parser).
+var gateOn = Options{ShardSelectors: sharding.Parse}
+
 // newShardCapture starts a workshop cluster (opts) holding what transcript
 // 60 (or 73) created.
 func newShardCapture(t *testing.T, opts Options, create string) *client {
@@ -99,7 +103,7 @@ func TestShardIsTheUIDHash(t *testing.T) {
 // answered as kube-apiserver answers it. Sharding pods of every namespace
 // by namespace keeps or drops a namespace whole (65).
 func TestShardedList(t *testing.T) {
-	c := newShardCapture(t, Options{}, "60-gate-on-create-8-pods")
+	c := newShardCapture(t, gateOn, "60-gate-on-create-8-pods")
 	whole := transcript(t, "61-gate-on-list-all")[0]
 	all := c.mustDo(200, "GET", whole.Path, nil)
 	sameJSON(t, "the whole list", all, decode(t, whole.Body))
@@ -135,7 +139,7 @@ func TestShardedList(t *testing.T) {
 // after the page, not only the shard's part of it (v1.36.3; see
 // sharding.go). Following the tokens yields the shard.
 func TestShardedListPages(t *testing.T) {
-	c := newShardCapture(t, Options{}, "60-gate-on-create-8-pods")
+	c := newShardCapture(t, gateOn, "60-gate-on-create-8-pods")
 	ex := transcript(t, "64-gate-on-list-shard-0-limit-2")[0]
 	want := decode(t, ex.Body)["metadata"].(map[string]any)
 	all := c.mustDo(200, "GET", shardPods, nil)["items"].([]any)
@@ -172,7 +176,7 @@ func TestShardedListPages(t *testing.T) {
 // bookmark as without a shard, then only the shard's changes: of 69b's
 // four creates and one delete, those of pods in the shard (69).
 func TestShardedWatchList(t *testing.T) {
-	c := newShardCapture(t, Options{}, "60-gate-on-create-8-pods")
+	c := newShardCapture(t, gateOn, "60-gate-on-create-8-pods")
 	ex := transcript(t, "69-gate-on-watchlist-shard-0")[0]
 	before := c.mustDo(200, "GET", shardPods, nil)["items"].([]any)
 	st := c.watch(ex.Path)
@@ -238,7 +242,7 @@ func TestShardedWatchList(t *testing.T) {
 // A watch is refused the same way, before its stream begins (the
 // registry's Watch parses it as List does).
 func TestBadShardSelector(t *testing.T) {
-	c := newShardCapture(t, Options{}, "60-gate-on-create-8-pods")
+	c := newShardCapture(t, gateOn, "60-gate-on-create-8-pods")
 	for _, name := range []string{"66-gate-on-bad-field-path", "67-gate-on-bad-range", "68-gate-on-bad-syntax"} {
 		ex := transcript(t, name)[0]
 		want := decode(t, ex.Body)
@@ -254,11 +258,12 @@ func TestBadShardSelector(t *testing.T) {
 	}
 }
 
-// TestShardGateOff: without the gate (kube-apiserver's default) the
-// parameter is ignored, even a malformed one: every "shard" is the whole
-// list, with no shardInfo (74, 75). A watch-list is the whole too.
+// TestShardGateOff: without the gate (kube-apiserver's default, and the
+// workshop cluster's: the zero Options) the parameter is ignored, even a
+// malformed one: every "shard" is the whole list, with no shardInfo (74,
+// 75). A watch-list is the whole too.
 func TestShardGateOff(t *testing.T) {
-	c := newShardCapture(t, Options{WithoutShardedListAndWatch: true}, "73-gate-off-create-8-pods")
+	c := newShardCapture(t, Options{}, "73-gate-off-create-8-pods")
 	for _, name := range []string{"74-gate-off-list-shard-0-ignored", "75-gate-off-bad-syntax-ignored"} {
 		ex := transcript(t, name)[0]
 		got := c.mustDo(ex.Code, ex.Method, ex.Path, nil)
@@ -272,5 +277,24 @@ func TestShardGateOff(t *testing.T) {
 	want := []string{"ADDED web-1", "ADDED web-2", "ADDED web-3", "ADDED web-4", "ADDED web-5", "ADDED web-6", "ADDED web-7", "ADDED web-8", "BOOKMARK "}
 	if !slices.Equal(got, want) {
 		t.Errorf("gate off, a sharded watch-list sent %v, want the whole %v", got, want)
+	}
+}
+
+// TestShardGateOffDefault: the zero Options, which chapters 01-11 use,
+// answer a malformed shardSelector on a list and on a watch as if it
+// were absent, never with the 500 of the gate on (75).
+func TestShardGateOffDefault(t *testing.T) {
+	c := newShardCapture(t, Options{}, "73-gate-off-create-8-pods")
+	bad := transcript(t, "68-gate-on-bad-syntax")[0].Path
+	list := c.mustDo(200, "GET", bad, nil)
+	if _, ok := list["metadata"].(map[string]any)["shardInfo"]; ok {
+		t.Errorf("gate off, a list answered shardInfo: %v", list["metadata"])
+	}
+	if items, _ := list["items"].([]any); len(items) != 8 {
+		t.Errorf("gate off, a list with a malformed shardSelector held %d pods, want all 8", len(items))
+	}
+	st := c.watch(bad + "&watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+	if got := shape([]frame{st.next()})[0]; got != "ADDED web-1" {
+		t.Errorf("gate off, a watch with a malformed shardSelector began %q, want ADDED web-1", got)
 	}
 }

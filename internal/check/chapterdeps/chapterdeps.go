@@ -46,6 +46,7 @@ import (
 	_ "github.com/go-logr/logr"
 	_ "github.com/google/go-cmp/cmp"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	_ "github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
