@@ -82,13 +82,27 @@
 // waits for ever. (A context from t.Context() ends before the Cleanup
 // functions run, but not before the test function's own defers.)
 //
+// # Shard selectors
+//
+// Like kube-apiserver by default, the cluster ignores a list's or
+// watch's shardSelector (KEP-5866). To have it served as kube-apiserver
+// v1.36 serves it with --feature-gates=ShardedListAndWatch=true, give it
+// kube-apiserver's own parser, k8s.io/apiserver/pkg/sharding's Parse:
+//
+//	c := workshop.Start(t, workshop.ShardSelectors(sharding.Parse))
+//
+// The parser is yours to pass, not this package's to import, because it
+// brings cel-go, antlr and protobuf into every test binary that links it;
+// your go.mod then requires k8s.io/apiserver as well.
+//
 // The API of this package is small on purpose and will stay so: Start,
-// New, and the four methods of Cluster.
+// New, ShardSelectors, and the four methods of Cluster.
 package workshop
 
 import (
 	"testing"
 
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -101,11 +115,21 @@ type Cluster struct {
 	client kubernetes.Interface
 }
 
+// Option configures a cluster that Start or New starts.
+type Option func(*apiserver.Options)
+
+// ShardSelectors turns the ShardedListAndWatch gate on, with parse as
+// the parser of shardSelector: pass k8s.io/apiserver/pkg/sharding.Parse,
+// kube-apiserver's own (see the package documentation).
+func ShardSelectors(parse func(string) (apisharding.Selector, error)) Option {
+	return func(o *apiserver.Options) { o.ShardSelectors = parse }
+}
+
 // Start starts a workshop cluster for the test tb and stops it when tb
 // ends (with tb.Cleanup). It fails tb if the cluster cannot start.
-func Start(tb testing.TB) *Cluster {
+func Start(tb testing.TB, opts ...Option) *Cluster {
 	tb.Helper()
-	c, err := New()
+	c, err := New(opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -119,8 +143,12 @@ func Start(tb testing.TB) *Cluster {
 // ServiceAccount in every namespace (one is made with each namespace you
 // create). Close stops it. In a test, Start is simpler; New is for
 // TestMain and for programs.
-func New() (*Cluster, error) {
-	srv, err := apiserver.Start(apiserver.Options{Bootstrap: true})
+func New(opts ...Option) (*Cluster, error) {
+	o := apiserver.Options{Bootstrap: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	srv, err := apiserver.Start(o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,13 @@
 package workshop_test
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
@@ -72,6 +74,38 @@ func TestTwoClusters(t *testing.T) {
 	for range 2 {
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestShardSelectors: by default a shardSelector is ignored, as by
+// kube-apiserver without the gate; with ShardSelectors(sharding.Parse) a
+// list is the shard, and says so in shardInfo.
+func TestShardSelectors(t *testing.T) {
+	const half = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
+	for _, tc := range []struct {
+		name string
+		opts []workshop.Option
+		info bool
+	}{{"default", nil, false}, {"gate on", []workshop.Option{workshop.ShardSelectors(sharding.Parse)}, true}} {
+		c := workshop.Start(t, tc.opts...)
+		pods := c.Client().CoreV1().Pods(metav1.NamespaceDefault)
+		for i := range 16 {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i)},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+			if _, err := pods.Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := pods.List(t.Context(), metav1.ListOptions{ShardSelector: half})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := list.ShardInfo != nil; got != tc.info {
+			t.Errorf("%s: shardInfo %v, want present %v", tc.name, list.ShardInfo, tc.info)
+		}
+		if whole := len(list.Items) == 16; whole == tc.info {
+			t.Errorf("%s: the list held %d of 16 pods", tc.name, len(list.Items))
 		}
 	}
 }

@@ -5,7 +5,9 @@
 //	export KUBECONFIG=$PWD/workshop.kubeconfig
 //	kubectl get pods -n informer-walkthrough -w
 //
-// It serves on 127.0.0.1 only, without authentication, until Ctrl-C.
+// It serves on 127.0.0.1 only, without authentication, until Ctrl-C,
+// with the ShardedListAndWatch gate on (shardSelector, chapter 12)
+// unless --shard-selectors=false.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -35,6 +38,7 @@ func main() {
 	fs.SetOutput(io.Discard)
 	port := fs.Int("port", 0, "port on 127.0.0.1 to listen on (default: a free one)")
 	out := fs.String("kubeconfig-out", "workshop.kubeconfig", "where to write the kubeconfig")
+	shards := fs.Bool("shard-selectors", true, "serve shardSelector, as kube-apiserver with --feature-gates=ShardedListAndWatch=true (false: ignore it, its default)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
@@ -47,20 +51,25 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, *port, *out, os.Stdout, nil); err != nil {
+	// A wall clock, so that kubectl's AGE reads as on any cluster;
+	// chapters and tests keep the fixed clock of the default.
+	opts := apiserver.Options{Port: *port, Now: time.Now}
+	if *shards {
+		opts.ShardSelectors = shardparse.Parse
+	}
+	if err := serve(ctx, opts, *out, os.Stdout, nil); err != nil {
 		fmt.Fprintf(os.Stderr, "workshop-cluster: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// serve starts the cluster, writes its kubeconfig and serves until ctx
+// serve starts the cluster (opts), writes its kubeconfig and serves until ctx
 // ends. ready, if not nil, receives the server once it is serving.
-func serve(ctx context.Context, port int, kubeconfig string, out io.Writer, ready chan<- *apiserver.Server) error {
-	// A wall clock, so that kubectl's AGE reads as on any cluster;
-	// chapters and tests keep the fixed clock of the default.
+func serve(ctx context.Context, opts apiserver.Options, kubeconfig string, out io.Writer, ready chan<- *apiserver.Server) error {
 	// Bootstrap: what a real cluster has from the start (its namespaces,
 	// default/kubernetes, a default ServiceAccount in each namespace).
-	srv, err := apiserver.Start(apiserver.Options{Port: port, Now: time.Now, Bootstrap: true})
+	opts.Bootstrap = true
+	srv, err := apiserver.Start(opts)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan *apiserver.Server, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, 0, path, io.Discard, ready) }()
+	go func() { done <- serve(ctx, apiserver.Options{}, path, io.Discard, ready) }()
 	select {
 	case <-ready:
 	case err := <-done:

@@ -52,6 +52,6 @@
 //
 // There is no mutable global state: each [Start] makes a server with a store of its
 // own, so two servers in one test process do not interfere. The clock is
-// fixed ([FixedTime]) and names and uids are sequential, so that a
-// chapter's output is the same at every run.
+// fixed ([FixedTime]), names are sequential and uids derived from a
+// counter (nthUID), so that a chapter's output is the same at every run.
 package apiserver

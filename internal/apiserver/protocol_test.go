@@ -231,7 +231,7 @@ func TestCreate(t *testing.T) {
 			if rv := rvOfJSON(t, got); rv != want {
 				t.Errorf("%s: resourceVersion %d, want %d", name, rv, want)
 			}
-			if uid := str(got, "metadata", "uid"); uid != fmt.Sprintf("00000000-0000-4000-8000-%012d", want) {
+			if uid := str(got, "metadata", "uid"); uid != string(nthUID(want)) {
 				t.Errorf("%s: uid %s", name, uid)
 			}
 			if ts := str(got, "metadata", "creationTimestamp"); ts != FixedTime.Format(time.RFC3339) {

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/version"
@@ -54,6 +55,14 @@ type Options struct {
 	// leave it off, so that their resourceVersions count from an empty
 	// cluster.
 	Bootstrap bool
+	// ShardSelectors, if set, turns on the ShardedListAndWatch gate: it
+	// parses a list's or watch's shardSelector parameter (package
+	// shardparse supplies kube-apiserver's own parser). Default nil: the
+	// gate is off, kube-apiserver's default, and the parameter is ignored
+	// (sharding.go). The parser is an option so that only what uses it
+	// (chapter 12, cmd/workshop-cluster, package workshop) links
+	// k8s.io/apiserver and the CEL libraries it brings.
+	ShardSelectors func(string) (apisharding.Selector, error)
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -76,6 +85,10 @@ type Server struct {
 	connMu sync.Mutex
 	unused map[net.Conn]bool // accepted, no request read yet (http.StateNew)
 	grace  time.Duration     // how long Close lets requests in flight finish
+
+	// parseShard parses shardSelector; nil: the ShardedListAndWatch
+	// gate is off.
+	parseShard func(string) (apisharding.Selector, error)
 }
 
 // Start starts a workshop cluster on a random port of 127.0.0.1.
@@ -99,6 +112,8 @@ func Start(opts Options) (*Server, error) {
 		closing:  make(chan struct{}),
 		unused:   map[net.Conn]bool{},
 		grace:    250 * time.Millisecond,
+
+		parseShard: opts.ShardSelectors,
 	}
 	if opts.Bootstrap {
 		if err := s.store.bootstrap(); err != nil {
@@ -407,10 +422,15 @@ func (s *Server) serveList(rw responder, r *http.Request, req request) {
 		rw.error(err)
 		return
 	}
+	shard, err := s.shardSelector(opts)
+	if err != nil {
+		rw.error(err)
+		return
+	}
 	list, err := s.store.list(req.res, listOptions{
 		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
 		RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch,
-		Limit: opts.Limit, Continue: opts.Continue,
+		Limit: opts.Limit, Continue: opts.Continue, Shard: shard,
 	})
 	if err != nil {
 		rw.error(err)
@@ -438,10 +458,15 @@ func (s *Server) serveWatch(rw responder, r *http.Request, req request) {
 		rw.error(err)
 		return
 	}
+	shard, err := s.shardSelector(opts)
+	if err != nil {
+		rw.error(err)
+		return
+	}
 	wo := watchOptions{
 		listOptions: listOptions{
 			Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
-			RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch,
+			RV: opts.ResourceVersion, Match: opts.ResourceVersionMatch, Shard: shard,
 		},
 		SendInitialEvents: opts.SendInitialEvents,
 		AllowBookmarks:    opts.AllowWatchBookmarks,

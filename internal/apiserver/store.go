@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -258,7 +258,7 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	}
 	now := s.now()
 	s.uids++
-	m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uids)))
+	m.SetUID(nthUID(s.uids))
 	m.SetCreationTimestamp(now)
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
@@ -577,6 +577,7 @@ type listOptions struct {
 	Match     metav1.ResourceVersionMatch
 	Limit     int64
 	Continue  string
+	Shard     apisharding.Selector // nil: no shard selector (sharding.go)
 }
 
 // list answers a LIST: items sorted by namespace and name, at the current
@@ -638,7 +639,7 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if inNamespace && metaOf(obj).GetNamespace() != o.Namespace {
 			break // past the namespace's keys
 		}
-		if !matches(res, obj, o.Label, o.Field) {
+		if !inShard(o.Shard, obj) || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
 		if o.Limit > 0 && int64(len(items)) == o.Limit {
@@ -650,7 +651,7 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 						return metaOf(objs[keys[k]]).GetNamespace() > o.Namespace
 					})
 				}
-				remaining = int64(end - i)
+				remaining = int64(end-first) - o.Limit
 			}
 			break
 		}
@@ -666,6 +667,7 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 	if next != "" && !filtered {
 		lm.SetRemainingItemCount(&remaining)
 	}
+	setShardInfo(list, o.Shard)
 	return list, nil
 }
 

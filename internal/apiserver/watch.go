@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -33,6 +34,7 @@ type watcher struct {
 	namespace string
 	label     labels.Selector
 	field     fields.Selector
+	shard     apisharding.Selector
 	bookmarks bool   // allowWatchBookmarks
 	startRV   uint64 // only changes after this resourceVersion are sent
 
@@ -88,7 +90,7 @@ func (w *watcher) selects(obj runtime.Object) bool {
 	if w.namespace != "" && metaOf(obj).GetNamespace() != w.namespace {
 		return false
 	}
-	return matches(w.res, obj, w.label, w.field)
+	return inShard(w.shard, obj) && matches(w.res, obj, w.label, w.field)
 }
 
 // translate turns a change into what this watcher sees. With a selector, an
@@ -134,7 +136,7 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &watcher{
-		res: res, namespace: o.Namespace, label: o.Label, field: o.Field,
+		res: res, namespace: o.Namespace, label: o.Label, field: o.Field, shard: o.Shard,
 		bookmarks: o.AllowBookmarks, startRV: s.rv,
 		ready: make(chan struct{}, 1), done: make(chan struct{}),
 	}

@@ -66,6 +66,9 @@ type Options struct {
 	Context    string // --context
 	Namespace  string // --namespace
 	Step       bool   // --step: wait for Enter between steps
+	// Server configures the embedded workshop cluster (unused on a real
+	// one): chapter 12 turns its ShardedListAndWatch gate on with it.
+	Server apiserver.Options
 }
 
 // realRequested reports whether the command line or the environment names
@@ -115,7 +118,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		cfg.QPS, cfg.Burst = 50, 100
 		c.Config, c.Description = cfg, desc
 	} else {
-		srv, err := apiserver.Start(apiserver.Options{})
+		srv, err := apiserver.Start(o.Server)
 		if err != nil {
 			return nil, err
 		}

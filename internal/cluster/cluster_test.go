@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -83,7 +84,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
-			code := mainExit("01-test", tt.args, &stdout, &stderr, okRun)
+			code := mainExit("01-test", Extras{}, tt.args, &stdout, &stderr, okRun)
 			if code != 1 {
 				t.Errorf("exit status %d, want 1", code)
 			}
@@ -103,7 +104,7 @@ func TestBadInput(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := mainExit("01-test", []string{"--help"}, &stdout, &stderr, okRun); code != 0 {
+	if code := mainExit("01-test", Extras{}, []string{"--help"}, &stdout, &stderr, okRun); code != 0 {
 		t.Fatalf("exit status %d, want 0", code)
 	}
 	if !strings.Contains(stdout.String(), "-kubeconfig") {
@@ -154,7 +155,7 @@ func TestRealClusterMode(t *testing.T) {
 		return err
 	}
 	var stdout, stderr bytes.Buffer
-	if code := mainExit("01-test", []string{"--kubeconfig", kubeconfig, "--namespace", ns}, &stdout, &stderr, run); code != 0 {
+	if code := mainExit("01-test", Extras{}, []string{"--kubeconfig", kubeconfig, "--namespace", ns}, &stdout, &stderr, run); code != 0 {
 		t.Fatalf("exit status %d, stderr: %s", code, stderr.String())
 	}
 	if got := strings.Join(seen, ","); got != "not-ours" {
@@ -172,7 +173,7 @@ func TestRealClusterMode(t *testing.T) {
 	}
 
 	// A namespace that does not exist yet is created, with the course's label.
-	if code := mainExit("01-test", []string{"--kubeconfig", kubeconfig, "--namespace", "fresh"}, &stdout, &stderr, okRun); code != 0 {
+	if code := mainExit("01-test", Extras{}, []string{"--kubeconfig", kubeconfig, "--namespace", "fresh"}, &stdout, &stderr, okRun); code != 0 {
 		t.Fatalf("exit status %d, stderr: %s", code, stderr.String())
 	}
 	got, err := admin.CoreV1().Namespaces().Get(ctx, "fresh", metav1.GetOptions{})
@@ -185,10 +186,35 @@ func TestRealClusterMode(t *testing.T) {
 func TestRunError(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	var stdout, stderr bytes.Buffer
-	code := mainExit("01-test", nil, &stdout, &stderr, func(context.Context, io.Writer, *Cluster) error {
+	code := mainExit("01-test", Extras{}, nil, &stdout, &stderr, func(context.Context, io.Writer, *Cluster) error {
 		return errors.New("boom")
 	})
 	if code != 1 || stderr.String() != "01-test: boom\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestServerOptions: Options.Server configures the embedded workshop
+// cluster, each its own: two in one process, one with the shard
+// selector gate on and one without, answer each as configured.
+func TestServerOptions(t *testing.T) {
+	refuse := func(string) (apisharding.Selector, error) { return nil, errors.New("refused") }
+	on, err := Connect(t.Context(), Options{Server: apiserver.Options{ShardSelectors: refuse}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer on.Close()
+	off, err := Connect(t.Context(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	opts := metav1.ListOptions{ShardSelector: "nope("}
+	if _, err := on.Client.CoreV1().Pods(on.Namespace).List(t.Context(), opts); err == nil ||
+		!strings.Contains(err.Error(), "invalid shard selector: refused") {
+		t.Errorf("gate on: err %v, want invalid shard selector: refused", err)
+	}
+	if _, err := off.Client.CoreV1().Pods(off.Namespace).List(t.Context(), opts); err != nil {
+		t.Errorf("gate off: err %v, want the parameter ignored", err)
 	}
 }

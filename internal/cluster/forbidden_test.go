@@ -46,7 +46,7 @@ func TestForbiddenEndsRun(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	code := mainExit("01-test", []string{"--kubeconfig", writeKubeconfig(t, srv.URL())}, &stdout, &stderr, run)
+	code := mainExit("01-test", Extras{}, []string{"--kubeconfig", writeKubeconfig(t, srv.URL())}, &stdout, &stderr, run)
 	if code != 1 {
 		t.Errorf("exit status %d, want 1", code)
 	}

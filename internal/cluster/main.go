@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
@@ -20,15 +22,30 @@ type RunFunc func(ctx context.Context, out io.Writer, c *Cluster) error
 // on stdout and cleans up. Any error is one line on stderr and exit
 // status 1; Ctrl-C exits 130 after cleaning up.
 func Main(chapter string, run RunFunc) {
-	os.Exit(mainExit(chapter, os.Args[1:], os.Stdout, os.Stderr, run))
+	MainWith(chapter, Extras{}, run)
 }
 
-func mainExit(chapter string, args []string, stdout, stderr io.Writer, run RunFunc) int {
-	f, code, ok := runner.Parse(chapter, "", args, stdout, stderr)
+// Extras is what a chapter adds to what Main does for every chapter.
+type Extras struct {
+	// Flags declares the chapter's own flags on fs, beside every
+	// chapter's: --help lists them, and a bad value is one line on
+	// stderr and exit status 1 (a flag.Value's Set error says why).
+	Flags func(fs *flag.FlagSet)
+	// Server configures the embedded workshop cluster (Options.Server).
+	Server apiserver.Options
+}
+
+// MainWith is Main for a chapter with Extras.
+func MainWith(chapter string, x Extras, run RunFunc) {
+	os.Exit(mainExit(chapter, x, os.Args[1:], os.Stdout, os.Stderr, run))
+}
+
+func mainExit(chapter string, x Extras, args []string, stdout, stderr io.Writer, run RunFunc) int {
+	f, code, ok := runner.ParseWith(chapter, "", x.Flags, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	opts := Options{Kubeconfig: f.Kubeconfig, Context: f.Context, Namespace: f.Namespace, Step: f.Step}
+	opts := Options{Kubeconfig: f.Kubeconfig, Context: f.Context, Namespace: f.Namespace, Step: f.Step, Server: x.Server}
 	opts.Real = realRequested(opts)
 	ctx, stop := runner.Signals()
 	defer stop()

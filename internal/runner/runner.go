@@ -52,6 +52,14 @@ func (f Flags) ClusterFlagsSet() bool {
 // status 1; -h prints the usage and exit status 0. ok is false when the
 // program should exit with code at once.
 func Parse(chapter, usage string, args []string, stdout, stderr io.Writer) (f Flags, code int, ok bool) {
+	return ParseWith(chapter, usage, nil, args, stdout, stderr)
+}
+
+// ParseWith is Parse for a chapter with flags of its own: own, if not
+// nil, declares them on the flag set (after every chapter's, so that
+// --help lists them too). A value their flag.Value refuses is a bad flag
+// like any other: one line on stderr that says why, exit status 1.
+func ParseWith(chapter, usage string, own func(*flag.FlagSet), args []string, stdout, stderr io.Writer) (f Flags, code int, ok bool) {
 	fs := flag.NewFlagSet(chapter, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "use the real cluster of this kubeconfig file (default: the embedded workshop cluster, or $KUBECONFIG if set)")
@@ -59,6 +67,9 @@ func Parse(chapter, usage string, args []string, stdout, stderr io.Writer) (f Fl
 	fs.StringVar(&f.Namespace, "namespace", DefaultNamespace, "the namespace the chapter works in")
 	fs.BoolVar(&f.Step, "step", false, "pause before each step until Enter (when stdin is a terminal)")
 	fs.IntVar(&f.Verbosity, "v", 0, "client-go log verbosity on stderr (try 4 to watch the reflector work)")
+	if own != nil {
+		own(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)

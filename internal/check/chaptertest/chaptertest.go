@@ -29,8 +29,15 @@ import (
 // the cluster is closed.
 func Start(t testing.TB) *cluster.Cluster {
 	t.Helper()
+	return StartWith(t, cluster.Options{})
+}
+
+// StartWith is Start for a chapter whose main passes options to the
+// cluster (cluster.MainWith's Extras.Server, in o.Server).
+func StartWith(t testing.TB, o cluster.Options) *cluster.Cluster {
+	t.Helper()
 	leakcheck.Verify(t) // first, so its check runs after Close
-	c, err := cluster.Connect(context.Background(), cluster.Options{})
+	c, err := cluster.Connect(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +49,13 @@ func Start(t testing.TB) *cluster.Cluster {
 // it printed with testdata/<chapter>.golden.
 func Golden(t *testing.T, chapter string, run cluster.RunFunc) {
 	t.Helper()
-	c := Start(t)
+	GoldenWith(t, chapter, cluster.Options{}, run)
+}
+
+// GoldenWith is Golden on a workshop cluster started with o (StartWith).
+func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
+	t.Helper()
+	c := StartWith(t, o)
 	golden.Assert(t, chapter, Run(t, chapter, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, out, c)
 	}))
@@ -87,7 +100,14 @@ func README(t *testing.T, chapter string) {
 // cluster. Steps are separated by a blank line.
 func RealClusterShape(t *testing.T, chapter string, run cluster.RunFunc) {
 	t.Helper()
-	c := Start(t)
+	RealClusterShapeWith(t, chapter, cluster.Options{}, run)
+}
+
+// RealClusterShapeWith is RealClusterShape on a workshop cluster started
+// with o (StartWith): a real cluster configured as o configures it.
+func RealClusterShapeWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
+	t.Helper()
+	c := StartWith(t, o)
 	srv := c.Server
 	c.Server = nil                       // what a real cluster looks like to run
 	t.Cleanup(func() { c.Server = srv }) // so that Close stops it

@@ -231,7 +231,7 @@ func TestChaptersComplete(t *testing.T) {
 			t.Errorf("%s/README.md does not show go run ./%s", ch, ch)
 		}
 		test, _ := os.ReadFile(filepath.Join(root, ch, "main_test.go"))
-		if !regexp.MustCompile(`chaptertest\.Golden(InMemory)?\(t, "` + ch + `"|golden\.Assert\(t, "` + ch + `"`).Match(test) {
+		if !regexp.MustCompile(`chaptertest\.Golden(InMemory|With)?\(t, "` + ch + `"|golden\.Assert\(t, "` + ch + `"`).Match(test) {
 			t.Errorf("%s/main_test.go does not compare with testdata/%s.golden", ch, ch)
 		}
 		if !strings.Contains(string(test), `chaptertest.README(t, "`+ch+`")`) && !strings.Contains(string(test), `golden.AssertQuoted(t, "`+ch+`")`) {

@@ -33,6 +33,17 @@ type badCase struct {
 	forbid string
 }
 
+// chapterCases are the mistakes a learner can make with a chapter's own
+// flags (cluster.Extras.Flags).
+var chapterCases = map[string][]badCase{
+	"12-scale": {
+		{name: "pods not a number", args: []string{"--pods", "x"},
+			want: `invalid value "x" for flag -pods: want a number of pods from 1 to 100000`},
+		{name: "pods negative", args: []string{"--pods", "-1"},
+			want: `invalid value "-1" for flag -pods: want a number of pods from 1 to 100000`},
+	},
+}
+
 // rbacHint ends the line of every 403.
 const rbacHint = "(grant the RBAC Role in the course README)"
 
@@ -99,7 +110,7 @@ func TestBadInput(t *testing.T) {
 			want: `--namespace "Not_A_Name" is not a valid namespace name`},
 	}
 	for _, ch := range builtChapters(t) {
-		for _, tc := range cases {
+		for _, tc := range append(cases, chapterCases[ch.name]...) {
 			if ch.offline {
 				// No cluster: there is nothing to refuse, and cluster
 				// flags are ignored (see TestInMemoryIgnoresClusterFlags).
