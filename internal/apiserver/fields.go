@@ -40,7 +40,9 @@ func (s *store) fieldManager(res *Resource, subresource string) *managedfields.F
 	gvk := res.GroupVersionKind()
 	var fm *managedfields.FieldManager
 	var err error
-	if res == scaleResource {
+	if res.Hooks != nil && res.Hooks.NewFieldManager != nil {
+		fm, err = res.Hooks.NewFieldManager(subresource)
+	} else if res == scaleResource {
 		// The Scale kind is not among client-go's apply
 		// configurations: its schema comes from the OpenAPI
 		// documents (openapi.go).
