@@ -210,7 +210,18 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, chan
 	if err != nil {
 		return nil, err
 	}
-	dm.SetManagedFields(restamp(dm.GetManagedFields(), entries, s.now()))
+	entries = restamp(dm.GetManagedFields(), entries, s.now())
+	if _, custom := d.(*unstructured.Unstructured); custom {
+		// kube-apiserver records a custom resource's scale write with no
+		// time (transcripts 88, 89b), so that entry sorts first.
+		for i := range entries {
+			if entries[i].Subresource == "scale" {
+				entries[i].Time = nil
+			}
+		}
+		sortManagedFields(entries)
+	}
+	dm.SetManagedFields(entries)
 	updated, err := s.updateLocked(res, namespace, name, "", manager, d, true)
 	if err != nil {
 		return nil, err

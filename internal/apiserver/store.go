@@ -797,6 +797,9 @@ func tooLargeResourceVersion(want, current uint64) error {
 }
 
 func clearTypeMeta(obj runtime.Object) {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return // a custom resource is stored with its apiVersion and kind, as in etcd
+	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 }
 
