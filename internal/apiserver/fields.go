@@ -1,8 +1,8 @@
 package apiserver
 
 import (
-	"sort"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 

@@ -39,10 +39,10 @@ import (
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
@@ -102,9 +102,11 @@ func (h *handler) resource() *apiserver.Resource {
 	// the server's; storedVersions starts with the storage version.
 	r.ResetStatusOnCreate = true
 	r.Default = func(obj runtime.Object, _ metav1.Time) { scheme.Scheme.Default(obj) }
-	r.Admit = func(obj runtime.Object, _ metav1.Time) { setStoredVersions(obj.(*apiextensionsv1.CustomResourceDefinition)) }
+	r.Admit = func(obj runtime.Object, _ metav1.Time) {
+		setStoredVersions(obj.(*apiextensionsv1.CustomResourceDefinition))
+	}
 	r.Hooks = &apiserver.Hooks{
-		Validate:        validateCRD,
+		Validate: validateCRD,
 		// The CRD's own schema, from apiextensions' apply configurations.
 		NewFieldManager: fieldManagerFor(crdTypeConverter, gvk, scheme.Scheme, scheme.Scheme, scheme.Scheme, "status"),
 		Committed:       h.committed,

@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +59,7 @@ func transcript(t *testing.T, name string) []exchange {
 	sc.Buffer(nil, 1<<20)
 	headers := false
 	for sc.Scan() {
-		l := sc.Text()
+		l := strings.TrimSuffix(sc.Text(), "\r")
 		switch {
 		case strings.HasPrefix(l, "### "):
 			f := strings.Fields(l)
