@@ -36,7 +36,13 @@
 //     scheduling.k8s.io and storage.k8s.io (storageclasses), with their
 //     defaults, a Service's cluster IP and node ports, a Job's selector,
 //     the field selectors each kind supports, and the status and scale
-//     subresources where the kind has them. Not yet CRDs, and no other
+//     subresources where the kind has them. CustomResourceDefinitions
+//     (Cluster.InstallCRDs): a CRD's kind is served once it is
+//     Established, its objects pruned, defaulted and validated by
+//     kube-apiserver's own structural-schema code, with the status and
+//     scale subresources and printer columns; not CEL
+//     x-kubernetes-validations, conversion webhooks or more than one
+//     served version (such a CRD is refused with 422). No other
 //     subresources (no pods/log, exec, eviction, binding,
 //     serviceaccounts/token). events.k8s.io and core Events are stored
 //     apart, where kube-apiserver stores them as one.
@@ -83,16 +89,30 @@
 // functions run, but not before the test function's own defers.)
 //
 // The API of this package is small on purpose and will stay so: Start,
-// New, and the four methods of Cluster.
+// New, and the five methods of Cluster.
 package workshop
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/crd"
 )
 
 // Cluster is a running workshop cluster.
@@ -120,7 +140,7 @@ func Start(tb testing.TB) *Cluster {
 // create). Close stops it. In a test, Start is simpler; New is for
 // TestMain and for programs.
 func New() (*Cluster, error) {
-	srv, err := apiserver.Start(apiserver.Options{Bootstrap: true})
+	srv, err := apiserver.Start(apiserver.Options{Bootstrap: true, Extend: crd.Serve})
 	if err != nil {
 		return nil, err
 	}
@@ -145,3 +165,103 @@ func (c *Cluster) URL() string { return c.srv.URL() }
 // Close stops the cluster: it ends every watch, and returns once every
 // goroutine of the server has ended. It is safe to call more than once.
 func (c *Cluster) Close() error { return c.srv.Close() }
+
+// InstallCRDs creates CustomResourceDefinitions and waits until each is
+// Established, so that its kind is served when it returns: those in
+// crds, and those in the files that paths name, a directory standing for
+// the .yaml, .yml and .json files in it (as envtest's CRDDirectoryPaths;
+// a file may hold several YAML documents, and documents of other kinds
+// are skipped). It returns the CRDs as the cluster holds them.
+func (c *Cluster) InstallCRDs(ctx context.Context, paths []string, crds ...*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	for _, p := range paths {
+		read, err := readCRDs(p)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, read...)
+	}
+	client, err := apiextensionsclient.NewForConfig(c.Config())
+	if err != nil {
+		return nil, err
+	}
+	crdClient := client.ApiextensionsV1().CustomResourceDefinitions()
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, in := range crds {
+		created, err := crdClient.Create(ctx, in, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("installing CRD %s: %w", in.Name, err)
+		}
+		// The workshop cluster establishes a CRD as it creates it; a
+		// real one a moment later. Wait as for a real one.
+		err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := crdClient.Get(ctx, created.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.NamesAccepted && cond.Status == apiextensionsv1.ConditionFalse {
+					return false, fmt.Errorf("CRD %s: names not accepted: %s", got.Name, cond.Message)
+				}
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					created = got
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("waiting for CRD %s to be Established: %w", in.Name, err)
+		}
+		out = append(out, created)
+	}
+	return out, nil
+}
+
+// readCRDs reads the CRDs of a file, or of the files of a directory.
+func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	files := []string{path}
+	if info.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		files = nil
+		for _, e := range entries {
+			switch filepath.Ext(e.Name()) {
+			case ".yaml", ".yml", ".json":
+				if !e.IsDir() {
+					files = append(files, filepath.Join(path, e.Name()))
+				}
+			}
+		}
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+		for {
+			var doc apiextensionsv1.CustomResourceDefinition
+			err := dec.Decode(&doc)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				_ = f.Close()
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if doc.Kind != "CustomResourceDefinition" || doc.APIVersion != apiextensionsv1.SchemeGroupVersion.String() {
+				continue
+			}
+			out = append(out, &doc)
+		}
+		_ = f.Close()
+	}
+	return out, nil
+}

@@ -27,6 +27,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/crd"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -58,7 +59,7 @@ func main() {
 func serve(ctx context.Context, port int, kubeconfig string, out io.Writer, ready chan<- *apiserver.Server) error {
 	// A wall clock, so that kubectl's AGE reads as on any cluster;
 	// chapters and tests keep the fixed clock of the default.
-	srv, err := apiserver.Start(apiserver.Options{Port: port, Now: time.Now})
+	srv, err := apiserver.Start(apiserver.Options{Port: port, Now: time.Now, Extend: crd.Serve})
 	if err != nil {
 		return err
 	}
