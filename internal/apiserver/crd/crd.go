@@ -23,7 +23,7 @@
 // Not built, and refused when a CRD is created (a 422 Invalid naming the
 // field, as kube-apiserver answers a CRD it will not serve) rather than
 // served wrong: conversion strategy Webhook, x-kubernetes-validations
-// (CEL rules), and more than one served version (kube-apiserver serves
+// (CEL rules), selectableFields, and more than one served version (kube-apiserver serves
 // every version from one storage; here each would be a store of its
 // own).
 package crd
@@ -202,7 +202,13 @@ func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.Erro
 	if crd.Spec.Validation != nil {
 		check(field.NewPath("spec", "validation", "openAPIV3Schema"), crd.Spec.Validation.OpenAPIV3Schema)
 	}
+	if len(crd.Spec.SelectableFields) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
+	}
 	for i, v := range crd.Spec.Versions {
+		if len(v.SelectableFields) > 0 {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "versions").Index(i).Child("selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
+		}
 		if v.Schema != nil {
 			check(field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"), v.Schema.OpenAPIV3Schema)
 		}
