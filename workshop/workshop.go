@@ -36,7 +36,13 @@
 //     scheduling.k8s.io and storage.k8s.io (storageclasses), with their
 //     defaults, a Service's cluster IP and node ports, a Job's selector,
 //     the field selectors each kind supports, and the status and scale
-//     subresources where the kind has them. Not yet CRDs, and no other
+//     subresources where the kind has them. CustomResourceDefinitions,
+//     with package workshop/crds (crds.Served, crds.Install): a CRD's kind is served once it is
+//     Established, its objects pruned, defaulted and validated by
+//     kube-apiserver's own structural-schema code, with the status and
+//     scale subresources and printer columns; not CEL
+//     x-kubernetes-validations, conversion webhooks or more than one
+//     served version (such a CRD is refused with 422). No other
 //     subresources (no pods/log, exec, eviction, binding,
 //     serviceaccounts/token). events.k8s.io and core Events are stored
 //     apart, where kube-apiserver stores them as one.
@@ -96,7 +102,9 @@
 // your go.mod then requires k8s.io/apiserver as well.
 //
 // The API of this package is small on purpose and will stay so: Start,
-// New, ShardSelectors, and the four methods of Cluster.
+// New, ShardSelectors, and the four methods of Cluster; CRDs are in
+// package workshop/crds, which brings in k8s.io/apiextensions-apiserver
+// (kube-apiserver's schema code) only for the tests that use it.
 package workshop
 
 import (

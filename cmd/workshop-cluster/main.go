@@ -30,6 +30,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/crd"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -53,7 +54,8 @@ func main() {
 	defer stop()
 	// A wall clock, so that kubectl's AGE reads as on any cluster;
 	// chapters and tests keep the fixed clock of the default.
-	opts := apiserver.Options{Port: *port, Now: time.Now}
+	// Extend: it serves CustomResourceDefinitions, as any cluster does.
+	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve}
 	if *shards {
 		opts.ShardSelectors = shardparse.Parse
 	}

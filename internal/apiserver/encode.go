@@ -175,6 +175,26 @@ func decodeObject(body []byte, contentType string, res *Resource, validation str
 	if *gvk != want {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is of kind %s, but %s was expected", gvk, want))
 	}
+	if res.Hooks != nil && res.Hooks.Decoded != nil {
+		// A custom resource: pruned and defaulted as it is read, its
+		// pruned fields reported as unknown ones.
+		unknown, err := res.Hooks.Decoded(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(unknown) > 0 && validation != metav1.FieldValidationIgnore {
+			var errs []error
+			for _, path := range unknown {
+				errs = append(errs, fmt.Errorf("unknown field %q", path))
+			}
+			if validation == metav1.FieldValidationStrict {
+				return nil, nil, &strictFieldsError{gvk: *gvk, kind: res.Kind, err: runtime.NewStrictDecodingError(errs)}
+			}
+			for _, e := range errs {
+				warnings = append(warnings, e.Error())
+			}
+		}
+	}
 	clearTypeMeta(obj)
 	return obj, warnings, nil
 }

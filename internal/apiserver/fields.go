@@ -2,9 +2,11 @@ package apiserver
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
@@ -40,7 +42,9 @@ func (s *store) fieldManager(res *Resource, subresource string) *managedfields.F
 	gvk := res.GroupVersionKind()
 	var fm *managedfields.FieldManager
 	var err error
-	if res == scaleResource {
+	if res.Hooks != nil && res.Hooks.NewFieldManager != nil {
+		fm, err = res.Hooks.NewFieldManager(subresource)
+	} else if res == scaleResource {
 		// The Scale kind is not among client-go's apply
 		// configurations: its schema comes from the OpenAPI
 		// documents (openapi.go).
@@ -80,8 +84,39 @@ func (s *store) manageFields(res *Resource, subresource string, live, next runti
 			entries[i].Time = &now
 		}
 	}
+	sortManagedFields(entries)
 	m.SetManagedFields(entries)
 	return out
+}
+
+// sortManagedFields orders entries as apimachinery's field manager does
+// (managedfields/internal sortEncodedManagedFields): by operation, time,
+// manager, apiVersion, subresource. The entries' times were just
+// restamped from the server's clock, so the order is made again.
+func sortManagedFields(entries []metav1.ManagedFieldsEntry) {
+	sort.SliceStable(entries, func(i, j int) bool {
+		p, q := entries[i], entries[j]
+		if p.Operation != q.Operation {
+			return p.Operation < q.Operation
+		}
+		var ps, qs int64
+		if p.Time != nil {
+			ps = p.Time.Unix()
+		}
+		if q.Time != nil {
+			qs = q.Time.Unix()
+		}
+		if ps != qs {
+			return ps < qs
+		}
+		if p.Manager != q.Manager {
+			return p.Manager < q.Manager
+		}
+		if p.APIVersion != q.APIVersion {
+			return p.APIVersion < q.APIVersion
+		}
+		return p.Subresource < q.Subresource
+	})
 }
 
 // fieldManager names the writer as kube-apiserver does without an explicit

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -110,6 +111,9 @@ type strategy struct {
 	// cluster IP and node ports) from what the stored objects already
 	// hold; it runs last on create, with the store locked.
 	Allocate func(s *store, obj runtime.Object) error
+
+	// Hooks: a kind defined at run time (custom.go).
+	Hooks *Hooks
 }
 
 // GroupResource is what Status errors name ("pods", "deployments.apps").
@@ -217,8 +221,36 @@ func (reg *registry) add(r *Resource) error {
 	return nil
 }
 
+// replace serves r in old's place.
+func (reg *registry) replace(old, r *Resource) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	delete(reg.byGVR, old.GVR)
+	reg.byGVR[r.GVR] = r
+	for i, x := range reg.resources {
+		if x == old {
+			reg.resources[i] = r
+		}
+	}
+}
+
+// remove stops serving r.
+func (reg *registry) remove(r *Resource) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.byGVR[r.GVR] == r {
+		delete(reg.byGVR, r.GVR)
+	}
+	for i, x := range reg.resources {
+		if x == r {
+			reg.resources = append(reg.resources[:i:i], reg.resources[i+1:]...)
+			break
+		}
+	}
+}
+
 // groupVersions returns the served group-versions of group ("" for the
-// core group), sorted.
+// core group), in discovery order (preferred first).
 func (reg *registry) groupVersions(group string) []string {
 	seen := map[string]bool{}
 	for _, r := range reg.all() {
@@ -230,7 +262,8 @@ func (reg *registry) groupVersions(group string) []string {
 	for v := range seen {
 		out = append(out, v)
 	}
-	sort.Strings(out)
+	// Discovery's order: the preferred version first (v2, v1, v1beta1...).
+	sort.Slice(out, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(out[i], out[j]) > 0 })
 	return out
 }
 

@@ -63,6 +63,10 @@ type Options struct {
 	// (chapter 12, cmd/workshop-cluster, package workshop) links
 	// k8s.io/apiserver and the CEL libraries it brings.
 	ShardSelectors func(string) (apisharding.Selector, error)
+	// Extend, if set, runs once before the server answers its first
+	// request, to serve more than the built-in kinds: crd.Serve adds
+	// CustomResourceDefinitions (custom.go).
+	Extend func(*Server) error
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -117,6 +121,12 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.Bootstrap {
 		if err := s.store.bootstrap(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
+	}
+	if opts.Extend != nil {
+		if err := opts.Extend(s); err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("workshop cluster: %w", err)
 		}
@@ -739,11 +749,17 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 				continue
 			}
 			seen[g] = true
-			gv := metav1.GroupVersionForDiscovery{GroupVersion: res.GVR.GroupVersion().String(), Version: res.GVR.Version}
-			list.Groups = append(list.Groups, metav1.APIGroup{Name: g, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
+			var gvs []metav1.GroupVersionForDiscovery
+			for _, v := range s.store.reg.groupVersions(g) {
+				gvs = append(gvs, metav1.GroupVersionForDiscovery{GroupVersion: g + "/" + v, Version: v})
+			}
+			list.Groups = append(list.Groups, metav1.APIGroup{Name: g, Versions: gvs, PreferredVersion: gvs[0]})
 		}
 		writeJSON(w, http.StatusOK, list)
 	default:
+		if group, ok := strings.CutPrefix(r.URL.Path, "/apis/"); ok && !strings.Contains(group, "/") {
+			return s.serveGroup(w, group)
+		}
 		gv, ok := discoveryGroupVersion(r.URL.Path)
 		if !ok {
 			return false
@@ -756,6 +772,9 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
 			if res.DeleteCollection {
 				verbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+			}
+			if res.Hooks != nil && res.Hooks.Verbs != nil {
+				verbs = res.Hooks.Verbs
 			}
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
@@ -781,6 +800,21 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		}
 		writeJSON(w, http.StatusOK, list)
 	}
+	return true
+}
+
+// serveGroup answers /apis/{group}: its versions (transcript 82).
+func (s *Server) serveGroup(w http.ResponseWriter, group string) bool {
+	versions := s.store.reg.groupVersions(group)
+	if len(versions) == 0 {
+		return false
+	}
+	g := metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: group}
+	for _, v := range versions {
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + v, Version: v})
+	}
+	g.PreferredVersion = g.Versions[0]
+	writeJSON(w, http.StatusOK, g)
 	return true
 }
 

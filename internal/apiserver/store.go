@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -270,6 +271,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if res.ResetStatusOnCreate {
 		copyField(obj, res.New(), "Status")
 	}
+	if err := validateHook(res, obj, nil, ""); err != nil {
+		return nil, err
+	}
 	if res.Default != nil {
 		res.Default(obj, now)
 	}
@@ -286,6 +290,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		}
 	}
 	s.commit(res, watch.Added, obj, nil)
+	if err := s.committed(res, watch.Added, obj); err != nil {
+		return nil, err
+	}
 	if res.GVR == namespacesGVR && s.defaultServiceAccounts {
 		// kube-controller-manager's serviceaccounts controller; its
 		// ServiceAccount has no managedFields (transcript 91).
@@ -425,7 +432,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 		if !keepManagedFields {
 			nm.SetManagedFields(om.GetManagedFields())
 		}
-		specChanged := !apiequality.Semantic.DeepEqual(fieldOf(next, "Spec"), fieldOf(old, "Spec"))
+		specChanged := !apiequality.Semantic.DeepEqual(specOf(res, next), specOf(res, old))
 		annotationsChanged := res.GenerationOnAnnotations &&
 			!apiequality.Semantic.DeepEqual(nm.GetAnnotations(), om.GetAnnotations())
 		if res.Generation && (specChanged || annotationsChanged) {
@@ -440,6 +447,9 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err := validatePodUpdate(res, next, old); err != nil {
 		return nil, err
 	}
+	if err := validateHook(res, next, old, subresource); err != nil {
+		return nil, err
+	}
 	// A write that changes nothing is not written: no new
 	// resourceVersion and no event, as kube-apiserver skips it.
 	if apiequality.Semantic.DeepEqual(next, old) {
@@ -452,10 +462,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if nm.GetDeletionTimestamp() != nil && len(nm.GetFinalizers()) == 0 {
 		// The last finalizer is gone: the pending delete completes.
 		s.commit(res, watch.Deleted, next, old)
-		return next.DeepCopyObject(), nil
+		return next.DeepCopyObject(), s.committed(res, watch.Deleted, next)
 	}
 	s.commit(res, watch.Modified, next, old)
-	return next.DeepCopyObject(), nil
+	return next.DeepCopyObject(), s.committed(res, watch.Modified, next)
 }
 
 // deleteResult is what a DELETE answers: the object, or (for resources
@@ -479,6 +489,10 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 	om := metaOf(old)
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
+	}
+	if res.Hooks != nil && res.Hooks.Delete != nil {
+		obj, err := res.Hooks.Delete(Tx{s}, old.DeepCopyObject())
+		return deleteResult{Object: obj}, err
 	}
 	startDeletion := func() runtime.Object {
 		next := old.DeepCopyObject()
@@ -785,6 +799,9 @@ func tooLargeResourceVersion(want, current uint64) error {
 }
 
 func clearTypeMeta(obj runtime.Object) {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return // a custom resource is stored with its apiVersion and kind, as in etcd
+	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 }
 
@@ -798,8 +815,18 @@ func fieldOf(obj runtime.Object, name string) any {
 	return v.Interface()
 }
 
-// copyField sets dst's named top-level field to src's.
+// copyField sets dst's named top-level field to src's (of an
+// unstructured object, the field named in lower case).
 func copyField(dst, src runtime.Object, name string) {
+	if du, ok := dst.(*unstructured.Unstructured); ok {
+		key := strings.ToLower(name)
+		if v, ok := src.(*unstructured.Unstructured).Object[key]; ok {
+			du.Object[key] = runtime.DeepCopyJSONValue(v)
+		} else {
+			delete(du.Object, key)
+		}
+		return
+	}
 	d := reflect.ValueOf(dst).Elem().FieldByName(name)
 	s := reflect.ValueOf(src).Elem().FieldByName(name)
 	if d.IsValid() && s.IsValid() {

@@ -1,0 +1,497 @@
+// Package crd serves CustomResourceDefinitions (apiextensions.k8s.io/v1)
+// on a workshop cluster: creating a CRD makes its kind served, as
+// kube-apiserver's apiextensions-apiserver does, and deleting it stops
+// serving it and removes its objects.
+//
+// It is kept out of internal/apiserver so that the chapters, which never
+// meet a CRD, do not compile kube-apiserver's structural-schema code: the
+// workshop package and cmd/workshop-cluster turn it on with
+// apiserver.Options{Extend: crd.Serve}.
+//
+// What a custom resource's schema does is kube-apiserver's own code,
+// from k8s.io/apiextensions-apiserver: the CRD's validation
+// (pkg/apis/apiextensions/validation), the structural schema
+// (pkg/apiserver/schema NewStructural), pruning (schema/pruning) and
+// defaulting (schema/defaulting) as an object is read, and
+// openAPIV3Schema validation (pkg/apiserver/validation
+// NewSchemaValidator), whose errors are kube-apiserver's 422 with field
+// paths. What this package writes itself is what apiextensions-apiserver
+// keeps in packages that need etcd (its registry and controllers): the
+// CRD's conditions, the scale subresource's checks and the table
+// columns, each beside the upstream function it copies.
+//
+// Not built, and refused when a CRD is created (a 422 Invalid naming the
+// field, as kube-apiserver answers a CRD it will not serve) rather than
+// served wrong: conversion strategy Webhook, x-kubernetes-validations
+// (CEL rules), selectableFields, and more than one served version
+// (kube-apiserver serves every version from one storage; here each would
+// be a store of its own). Not built either: the 429 "storage is
+// (re)initializing" a watch meets right after a CRD is established
+// (transcript 89a; here the kind is ready at once), aggregated discovery
+// (83), protobuf for custom resources, and ratcheting of unchanged
+// invalid fields on update.
+package crd
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+)
+
+// The CRD's Go types join client-go's scheme (the one the workshop
+// cluster encodes with), as a controller's scheme registers them.
+func init() { utilruntime.Must(apiextensionsv1.AddToScheme(scheme.Scheme)) }
+
+// crdTypeConverter knows the CRD kind's schema (for managedFields).
+var crdTypeConverter = applyconfiguration.NewTypeConverter(scheme.Scheme)
+
+// internalScheme converts CRDs to the internal version that
+// apiextensions-apiserver's validation reads.
+var internalScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(apiextensionsinternal.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}()
+
+// GVR is where CustomResourceDefinitions are served.
+var GVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+
+// Serve makes s serve CustomResourceDefinitions; pass it as
+// apiserver.Options.Extend.
+func Serve(s *apiserver.Server) error {
+	h := &handler{served: map[string]*served{}}
+	return s.Serve(h.resource())
+}
+
+// handler is one server's CRDs: what each serves.
+type handler struct {
+	served map[string]*served // by CRD name
+}
+
+// served is what one CRD makes served: a resource per served version.
+type served struct {
+	generation int64
+	resources  []*apiserver.Resource
+}
+
+func (h *handler) resource() *apiserver.Resource {
+	gvk := apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+	r := &apiserver.Resource{
+		GVR: GVR, Kind: gvk.Kind,
+		New:               func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
+		NewList:           func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+		StatusSubresource: true, DeleteCollection: true,
+	}
+	r.ShortNames = []string{"crd", "crds"}
+	r.Generation = true
+	// apiextensions-apiserver's strategy.PrepareForCreate: the status is
+	// the server's; storedVersions starts with the storage version.
+	r.ResetStatusOnCreate = true
+	r.Default = func(obj runtime.Object, _ metav1.Time) { scheme.Scheme.Default(obj) }
+	r.Admit = func(obj runtime.Object, _ metav1.Time) {
+		setStoredVersions(obj.(*apiextensionsv1.CustomResourceDefinition))
+	}
+	r.Hooks = &apiserver.Hooks{
+		Validate: validateCRD,
+		// The CRD's own schema, from apiextensions' apply configurations.
+		NewFieldManager: fieldManagerFor(crdTypeConverter, gvk, scheme.Scheme, scheme.Scheme, scheme.Scheme, "status"),
+		Committed:       h.committed,
+		Delete:          h.delete,
+	}
+	return r
+}
+
+func setStoredVersions(crd *apiextensionsv1.CustomResourceDefinition) {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			crd.Status.StoredVersions = []string{v.Name}
+		}
+	}
+}
+
+// toInternal converts a CRD to apiextensions-apiserver's internal version.
+func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsinternal.CustomResourceDefinition, error) {
+	out := &apiextensionsinternal.CustomResourceDefinition{}
+	if err := internalScheme.Convert(crd, out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// validateCRD is apiextensions-apiserver's strategy Validate and
+// ValidateUpdate (registry/customresourcedefinition/strategy.go), with
+// its own validation functions; and what the workshop cluster does not
+// build, refused.
+func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
+	// What will be stored: the store validates before it defaults, and
+	// upstream's PrepareForCreate sets storedVersions before Validate.
+	v1 := obj.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
+	scheme.Scheme.Default(v1)
+	if old == nil {
+		setStoredVersions(v1)
+	}
+	crd, err := toInternal(v1)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	ctx := context.Background()
+	var errs field.ErrorList
+	switch {
+	case old == nil:
+		errs = apiextensionsvalidation.ValidateCustomResourceDefinition(ctx, crd)
+	case subresource == "status":
+		oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
+		if err != nil {
+			return field.ErrorList{field.InternalError(nil, err)}
+		}
+		return apiextensionsvalidation.ValidateUpdateCustomResourceDefinitionStatus(ctx, crd, oldCRD)
+	default:
+		oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
+		if err != nil {
+			return field.ErrorList{field.InternalError(nil, err)}
+		}
+		errs = apiextensionsvalidation.ValidateCustomResourceDefinitionUpdate(ctx, crd, oldCRD)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return unsupported(crd)
+}
+
+// unsupported refuses what a CRD may ask for and the workshop cluster
+// does not do, rather than serving it wrong: conversion webhooks, and
+// CEL validation rules.
+func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.ErrorList {
+	var errs field.ErrorList
+	served := 0
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served++
+		}
+	}
+	if served > 1 {
+		// Every served version shares one storage in kube-apiserver;
+		// here each served version would be a store of its own.
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "versions"), "the workshop cluster serves one version of a CustomResourceDefinition at a time"))
+	}
+	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsinternal.WebhookConverter {
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
+			[]string{string(apiextensionsinternal.NoneConverter)}))
+	}
+	check := func(path *field.Path, s *apiextensionsinternal.JSONSchemaProps) {
+		walkSchema(path, s, func(p *field.Path, s *apiextensionsinternal.JSONSchemaProps) {
+			if len(s.XValidations) > 0 {
+				errs = append(errs, field.Forbidden(p.Child("x-kubernetes-validations"), "the workshop cluster does not evaluate CEL validation rules"))
+			}
+		})
+	}
+	if crd.Spec.Validation != nil {
+		check(field.NewPath("spec", "validation", "openAPIV3Schema"), crd.Spec.Validation.OpenAPIV3Schema)
+	}
+	if len(crd.Spec.SelectableFields) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
+	}
+	for i, v := range crd.Spec.Versions {
+		if len(v.SelectableFields) > 0 {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "versions").Index(i).Child("selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
+		}
+		if v.Schema != nil {
+			check(field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"), v.Schema.OpenAPIV3Schema)
+		}
+	}
+	return errs
+}
+
+func walkSchema(path *field.Path, s *apiextensionsinternal.JSONSchemaProps, visit func(*field.Path, *apiextensionsinternal.JSONSchemaProps)) {
+	if s == nil {
+		return
+	}
+	visit(path, s)
+	for name, p := range s.Properties {
+		walkSchema(path.Child("properties").Key(name), &p, visit)
+	}
+	if s.Items != nil {
+		walkSchema(path.Child("items"), s.Items.Schema, visit)
+	}
+	if s.AdditionalProperties != nil {
+		walkSchema(path.Child("additionalProperties"), s.AdditionalProperties.Schema, visit)
+	}
+}
+
+// committed is what apiextensions-apiserver's controllers do after a CRD
+// changes, done at once: the naming controller accepts the names
+// (NamesAccepted, then Established False "Installing"), the CRD's kind
+// is served, and the establishing controller marks it Established
+// (transcript 81). A later change of the spec serves the kind anew.
+func (h *handler) committed(tx apiserver.Tx, typ watch.EventType, obj runtime.Object) error {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if typ == watch.Deleted || crd.DeletionTimestamp != nil {
+		return nil
+	}
+	now := tx.Now()
+	crdRes := tx.Lookup(GVR)
+	names := condition(crd, apiextensionsv1.NamesAccepted)
+	if names == nil || names.Status != apiextensionsv1.ConditionTrue {
+		next := crd.DeepCopy()
+		if msg := h.conflict(tx, crd); msg != "" {
+			if names != nil && names.Status == apiextensionsv1.ConditionFalse && names.Message == msg {
+				return nil
+			}
+			setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+				Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse,
+				Reason: "PluralConflict", Message: msg, LastTransitionTime: now,
+			})
+			_, err := tx.Update(crdRes, next, "status", "kube-apiserver")
+			return err
+		}
+		next.Status.AcceptedNames = crd.Spec.Names
+		setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue,
+			Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: now,
+		})
+		if condition(next, apiextensionsv1.Established) == nil {
+			setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+				Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse,
+				Reason: "Installing", Message: "the initial names have been accepted", LastTransitionTime: now,
+			})
+		}
+		_, err := tx.Update(crdRes, next, "status", "kube-apiserver")
+		return err
+	}
+	// Serve the kind (anew if the spec changed).
+	if sv := h.served[crd.Name]; sv == nil || sv.generation != crd.Generation {
+		if err := h.serve(tx, crd); err != nil {
+			return err
+		}
+	}
+	if est := condition(crd, apiextensionsv1.Established); est == nil || est.Status != apiextensionsv1.ConditionTrue {
+		next := crd.DeepCopy()
+		setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue,
+			Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: now,
+		})
+		_, err := tx.Update(crdRes, next, "status", "kube-apiserver")
+		return err
+	}
+	return nil
+}
+
+// conflict is the naming controller's check: a plural already served in
+// the group by something else.
+func (h *handler) conflict(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefinition) string {
+	mine := map[*apiserver.Resource]bool{}
+	if sv := h.served[crd.Name]; sv != nil {
+		for _, r := range sv.resources {
+			mine[r] = true
+		}
+	}
+	for _, v := range crd.Spec.Versions {
+		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
+		if r := tx.Lookup(gvr); r != nil && !mine[r] {
+			return fmt.Sprintf("%q is already in use", crd.Spec.Names.Plural)
+		}
+	}
+	return ""
+}
+
+// serve serves each served version of crd, replacing what it served
+// before.
+func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefinition) error {
+	old := map[schema.GroupVersionResource]*apiserver.Resource{}
+	if sv := h.served[crd.Name]; sv != nil {
+		for _, r := range sv.resources {
+			old[r.GVR] = r
+		}
+	}
+	next := &served{generation: crd.Generation}
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		r, err := customResource(crd, v)
+		if err != nil {
+			return err
+		}
+		if err := tx.Serve(r, old[r.GVR]); err != nil {
+			return err
+		}
+		delete(old, r.GVR)
+		next.resources = append(next.resources, r)
+	}
+	for _, r := range old { // versions no longer served
+		if err := tx.Unserve(r); err != nil {
+			return err
+		}
+	}
+	h.served[crd.Name] = next
+	return nil
+}
+
+// delete is apiextensions-apiserver's CRD delete
+// (registry/customresourcedefinition/etcd.go) and its finalizer
+// controller, done at once: the CRD is marked for deletion with the
+// customresourcecleanup finalizer and a Terminating condition (the
+// DELETE's answer, transcript 90), every object of its kind is deleted,
+// the kind stops being served, and the CRD goes.
+func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, error) {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	res := tx.Lookup(GVR)
+	now := tx.Now()
+	crd.DeletionTimestamp = &now
+	crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
+	setCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue, LastTransitionTime: now,
+		Reason: "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+	})
+	tx.Commit(res, watch.Modified, crd)
+	answer := crd.DeepCopy()
+	if sv := h.served[crd.Name]; sv != nil {
+		for _, r := range sv.resources {
+			if err := tx.Unserve(r); err != nil {
+				return nil, err
+			}
+		}
+		delete(h.served, crd.Name)
+	}
+	tx.Commit(res, watch.Deleted, crd.DeepCopy())
+	return answer, nil
+}
+
+func condition(crd *apiextensionsv1.CustomResourceDefinition, typ apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == typ {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition is apiextensions' helper SetCRDCondition: the transition
+// time changes only when the status does.
+func setCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {
+	if cur := condition(crd, c.Type); cur != nil {
+		if cur.Status == c.Status {
+			c.LastTransitionTime = cur.LastTransitionTime
+		}
+		*cur = c
+		return
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, c)
+}
+
+// customResource is the resource one served version of crd makes: its
+// objects are unstructured, read through the version's structural
+// schema.
+func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (*apiserver.Resource, error) {
+	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
+	listGVK := gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind)
+	r := &apiserver.Resource{
+		GVR:        gvk.GroupVersion().WithResource(crd.Spec.Names.Plural),
+		Kind:       gvk.Kind,
+		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		New: func() runtime.Object {
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetGroupVersionKind(gvk)
+			return u
+		},
+		NewList: func() runtime.Object {
+			l := &unstructured.UnstructuredList{Object: map[string]any{}}
+			l.SetGroupVersionKind(listGVK)
+			return l
+		},
+		DeleteCollection: true,
+	}
+	r.ShortNames = crd.Spec.Names.ShortNames
+	r.Generation = true
+	var scale *apiextensionsv1.CustomResourceSubresourceScale
+	if v.Subresources != nil {
+		r.StatusSubresource = v.Subresources.Status != nil
+		r.ResetStatusOnCreate = r.StatusSubresource
+		if scale = v.Subresources.Scale; scale != nil {
+			r.Scale = true
+		}
+	}
+	s, err := newSchema(gvk, v)
+	if err != nil {
+		return nil, err
+	}
+	columns, cells, err := table(v.AdditionalPrinterColumns)
+	if err != nil {
+		return nil, err
+	}
+	r.Table = apiserver.NewTable(columns, cells)
+	var resetFields []string
+	if r.StatusSubresource {
+		resetFields = []string{"status"}
+	}
+	r.Hooks = &apiserver.Hooks{
+		Decoded:         s.decoded,
+		Validate:        s.validate(r.StatusSubresource, scale),
+		NewFieldManager: fieldManagerFor(managedfields.NewDeducedTypeConverter(), gvk, unstructuredConverter{}, s, unstructuredCreater{}, resetFields...),
+		// apiextensions-apiserver's discovery lists these in this order
+		// (transcript 82).
+		Verbs: metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
+	}
+	if scale != nil {
+		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath}
+		if scale.LabelSelectorPath != nil {
+			r.Hooks.ScaleReplicas.LabelSelector = *scale.LabelSelectorPath
+		}
+	}
+	return r, nil
+}
+
+// unstructuredCreater makes empty custom resources (apiextensions-apiserver's
+// unstructuredCreator).
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// unstructuredConverter converts nothing: a CRD's versions here share
+// one schema and conversion strategy None, under which
+// apiextensions-apiserver's nopConverter only rewrites apiVersion.
+type unstructuredConverter struct{}
+
+func (unstructuredConverter) Convert(in, out, context any) error {
+	reflect.ValueOf(out).Elem().Set(reflect.ValueOf(in).Elem())
+	return nil
+}
+
+func (unstructuredConverter) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	kind := in.GetObjectKind().GroupVersionKind()
+	if target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{kind}); ok {
+		out := in.DeepCopyObject()
+		out.GetObjectKind().SetGroupVersionKind(target)
+		return out, nil
+	}
+	return in, nil
+}
+
+func (unstructuredConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return runtime.DefaultMetaV1FieldSelectorConversion(label, value)
+}
+
+// splitPath turns ".spec.replicas" into its fields.
+func splitPath(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
