@@ -4,13 +4,16 @@
 // LIST then a WATCH), and how one kind is split between informers with a
 // shard selector (KEP-5866: ListOptions.ShardSelector, alpha in
 // Kubernetes 1.36 behind the ShardedListAndWatch gate), each shard the
-// pods whose uid hashes into its range.
+// pods whose uid hashes into its range. Then two replicas of a small
+// controller that elect a leader through a Lease, the standby's informer
+// warm before it leads.
 //
 // Read alongside (client-go v0.37.2 and apimachinery v0.37.2):
 // tools/cache/reflector.go, informers/factory.go,
 // apimachinery pkg/sharding and pkg/apis/meta/v1/types.go (ShardSelector,
-// ShardInfo). observe.go holds what only shows them at work (the --pods
-// flag, the request log, counting, printing).
+// ShardInfo), tools/leaderelection/leaderelection.go and
+// resourcelock/leaselock.go. observe.go holds what only shows them at
+// work (the --pods flag, the request logs, counting, printing).
 package main
 
 import (
@@ -19,12 +22,23 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
@@ -41,7 +55,10 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err := firstSync(ctx, out, c); err != nil {
 		return err
 	}
-	return shardedInformers(ctx, out, c)
+	if err := shardedInformers(ctx, out, c); err != nil {
+		return err
+	}
+	return leaderElection(ctx, out, c)
 }
 
 // createPods creates n scheduling-gated pods, web-1 … web-n, labelled as
@@ -228,4 +245,261 @@ func shardRanges(n int) []sharding.Selector {
 		// !-ranges
 	}
 	return shards
+}
+
+// The Lease the replicas elect their leader through, and its timings,
+// short so that the step is quick. NewLeaderElector demands
+// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, and the Lease
+// keeps the duration in whole seconds: 1 s is the shortest.
+const (
+	leaseName     = "scale-controller"
+	leaseDuration = time.Second
+	renewDeadline = 800 * time.Millisecond
+	retryPeriod   = 100 * time.Millisecond
+)
+
+// leaderElection runs two replicas of a small controller that elect a
+// leader through a Lease. replica-a leads; replica-b waits as a warm
+// standby, its informer synced; replica-a stops and replica-b takes
+// over without a list. Then replica-a comes back as a cold standby,
+// with no informer running, and takes over in turn.
+func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
+	fmt.Fprintln(out, "\nStep 3. Leader election: two replicas, one Lease, a warm standby")
+	leases := c.Client.CoordinationV1().Leases(c.Namespace)
+	checks := &reconciles{inHand: map[cache.ObjectName]string{}} // observe.go
+	var replicas []*replica
+	defer func() { // also on Ctrl-C: release the Lease, then delete it
+		for _, r := range replicas {
+			r.stop()
+		}
+		_ = deleteLease(ctx, leases)
+	}()
+	if err := deleteLease(ctx, leases); err != nil { // an earlier run's
+		return err
+	}
+	for i, warm := range []bool{true, true, false} {
+		r, err := startReplica(ctx, c, []string{"replica-a", "replica-b"}[i%2], warm, checks)
+		if r != nil {
+			replicas = append(replicas, r)
+		}
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			err = leading(ctx, out, leases, nil, r)
+		} else {
+			err = failover(ctx, out, leases, replicas[i-1], r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	replicas[2].stop()
+	checks.print(out)
+	if err := deleteLease(ctx, leases); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  lease/%s deleted\n", leaseName)
+	return nil
+}
+
+// failover shows standby, a replica that runs beside the leader, wait
+// until the leader stops, then take over.
+func failover(ctx context.Context, out io.Writer, leases coordinationclient.LeaseInterface, leader, standby *replica) error {
+	if err := standby.obs.await(ctx, "sees "+leader.name+" lead"); err != nil {
+		return err
+	}
+	printStandby(out, standby, leader)
+	leader.stop()
+	fmt.Fprintf(out, "  stop %s: its worker, then its elector, which released the Lease (holder %q)\n",
+		leader.name, leader.elector.GetLeader())
+	return leading(ctx, out, leases, leader, standby)
+}
+
+// leading awaits r's leadership, shows the Lease that says so, then
+// awaits r's reconcile of every pod; after is the leader before it.
+func leading(ctx context.Context, out io.Writer, leases coordinationclient.LeaseInterface, after, r *replica) error {
+	if err := r.obs.await(ctx, "leads"); err != nil {
+		return err
+	}
+	// !+lease
+	lease, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	// !-lease
+	fmt.Fprintf(out, "  %s leads: lease/%s holder %s, leaseTransitions %d\n",
+		r.name, lease.Name, *lease.Spec.HolderIdentity, *lease.Spec.LeaseTransitions)
+	return r.obs.printReconciled(ctx, out, after)
+}
+
+// deleteLease deletes the Lease, if there is one, even once ctx has
+// ended (Ctrl-C): the Lease is the course's object too.
+func deleteLease(ctx context.Context, leases coordinationclient.LeaseInterface) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := leases.Delete(ctx, leaseName, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// replica is one process of the controller: its own client, an
+// informer of the pods, a queue and one worker, and a leader elector.
+// The handler and the worker run only while it leads.
+type replica struct {
+	name    string
+	factory informers.SharedInformerFactory
+	pods    coreinformers.PodInformer
+	queue   workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	elector *leaderelection.LeaderElector
+	// leads carries the context OnStartedLeading is given: it ends
+	// when the replica stops leading.
+	leads                     chan context.Context
+	stopReplica, stopElecting context.CancelFunc
+	working, electing         sync.WaitGroup
+	obs                       *observed // what it does (observe.go)
+}
+
+// startReplica starts a replica: warm, its informer synced before it
+// runs for leader; cold, its informer started only once it leads.
+func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm bool, checks *reconciles) (*replica, error) {
+	r := &replica{name: name, leads: make(chan context.Context, 1)}
+	r.obs = newObserved(ctx, r, checks)
+	// !+replica
+	client, err := kubernetes.NewForConfig(r.obs.tap(rest.CopyConfig(c.Config)))
+	if err != nil {
+		return nil, err
+	}
+	r.factory = informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(c.Namespace), ownPods(c, ""))
+	r.pods = r.factory.Core().V1().Pods()
+	r.pods.Informer() // registered, so that Start starts it
+	r.queue = workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: leaseName, Namespace: c.Namespace},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: name},
+		Labels:     cluster.Labels(),
+	}
+	r.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:          lock,
+		LeaseDuration: leaseDuration,
+		RenewDeadline: renewDeadline,
+		RetryPeriod:   retryPeriod,
+		// Released when the elector's context ends: the standby
+		// need not wait for the Lease to expire.
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(lead context.Context) { r.leads <- lead },
+			OnStoppedLeading: r.obs.stoppedLeading,
+			OnNewLeader:      r.obs.newLeader,
+		},
+		Name: leaseName,
+	})
+	// !-replica
+	if err != nil {
+		r.queue.ShutDown()
+		return nil, err
+	}
+	// !+contexts
+	rctx, stopReplica := context.WithCancel(ctx)
+	// The elector's context is not the run's: on Ctrl-C, stop ends the
+	// worker first and the elector after, which then releases.
+	ectx, stopElecting := context.WithCancel(context.WithoutCancel(ctx))
+	ectx = klog.NewContext(ectx, logr.Discard()) // its log is not the lesson
+	// !-contexts
+	r.stopReplica, r.stopElecting = stopReplica, stopElecting
+	if warm {
+		r.factory.Start(rctx.Done())
+		if err := r.factory.WaitForCacheSyncWithContext(rctx).AsError(); err != nil {
+			return r, err
+		}
+	}
+	r.working.Go(func() { r.work(rctx) })
+	r.electing.Go(func() { r.elector.Run(ectx) })
+	return r, nil
+}
+
+// !+work
+// work waits until the replica leads, then runs the controller. The
+// handler, added now, gets the informer's pods as Adds: a warm
+// informer has them already, a cold one lists them first. The worker
+// reconciles until the Lease is lost or the replica stops.
+func (r *replica) work(ctx context.Context) {
+	var lead context.Context
+	select {
+	case lead = <-r.leads:
+	case <-ctx.Done():
+		return
+	}
+	r.obs.leading()
+	context.AfterFunc(lead, r.queue.ShutDown) // the Lease lost: stop
+	r.factory.Start(ctx.Done())               // a cold informer starts now
+	if !cache.WaitForCacheSync(ctx.Done(), r.pods.Informer().HasSynced) {
+		return
+	}
+	_, err := r.pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    r.enqueue,
+		UpdateFunc: func(_, obj any) { r.enqueue(obj) },
+		DeleteFunc: r.enqueue,
+	})
+	if err != nil { // the informer has stopped
+		return
+	}
+	for r.processNextWorkItem(lead) {
+	}
+}
+
+// !-work
+
+// !+stop
+// stop ends a replica in the order ReleaseOnCancel asks for: first the
+// worker, the code the Lease guards; then the elector, which releases
+// the Lease as it returns; then the informer.
+func (r *replica) stop() {
+	r.queue.ShutDown() // the worker ends after the key in hand
+	r.stopReplica()
+	r.working.Wait()
+	r.stopElecting()
+	r.electing.Wait() // the Lease is released
+	r.factory.Shutdown()
+}
+
+// !-stop
+
+// enqueue adds obj's key, as chapter 07's handler does.
+func (r *replica) enqueue(obj any) {
+	if key, err := cache.DeletionHandlingObjectToName(obj); err == nil {
+		r.queue.Add(key)
+	}
+}
+
+// processNextWorkItem is one turn of the worker, as in chapter 07.
+func (r *replica) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := r.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer r.queue.Done(key)
+	if err := r.reconcile(ctx, key); err != nil {
+		r.queue.AddRateLimited(key)
+		return true
+	}
+	r.queue.Forget(key)
+	return true
+}
+
+// reconcile reads the pod from the replica's cache, and would act on
+// it: what matters here is who reconciles, and when. The check that no
+// two replicas reconcile one key at once is observe.go's.
+func (r *replica) reconcile(_ context.Context, key cache.ObjectName) error {
+	defer r.obs.reconciling(key, r.elector.IsLeader())()
+	_, err := r.pods.Lister().Pods(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return nil // deleted meanwhile: nothing to do
+	}
+	return err
 }
