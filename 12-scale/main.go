@@ -1,19 +1,15 @@
 // Chapter 12-scale: informers when one process is not enough.
 //
-// How the first sync of many pods is made (a watch-list stream, or a
-// LIST then a WATCH), and how one kind is split between informers with a
-// shard selector (KEP-5866: ListOptions.ShardSelector, alpha in
-// Kubernetes 1.36 behind the ShardedListAndWatch gate), each shard the
-// pods whose uid hashes into its range. Then two replicas of a small
-// controller that elect a leader through a Lease, the standby's informer
-// warm before it leads.
+// The first sync of many pods (a watch-list, or a LIST then a WATCH);
+// one kind split between informers by shard selectors (KEP-5866, alpha
+// in 1.36 behind the ShardedListAndWatch gate); two replicas of a small
+// controller electing a leader through a Lease, the standby warm.
 //
-// Read alongside (client-go v0.37.2 and apimachinery v0.37.2):
-// tools/cache/reflector.go, informers/factory.go,
-// apimachinery pkg/sharding and pkg/apis/meta/v1/types.go (ShardSelector,
-// ShardInfo), tools/leaderelection/leaderelection.go and
-// resourcelock/leaselock.go. observe.go holds what only shows them at
-// work (the --pods flag, the request logs, counting, printing).
+// Read alongside (client-go and apimachinery v0.37.2): tools/cache/
+// reflector.go, informers/factory.go, apimachinery pkg/sharding,
+// tools/leaderelection/leaderelection.go, resourcelock/leaselock.go.
+// observe.go holds what only shows them at work (flags, request logs,
+// counting, printing).
 package main
 
 import (
@@ -33,7 +29,6 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -61,8 +56,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	return leaderElection(ctx, out, c)
 }
 
-// createPods creates n scheduling-gated pods, web-1 … web-n, labelled as
-// the course's own.
+// createPods creates n scheduling-gated pods, web-1 … web-n, our own.
 func createPods(ctx context.Context, c *cluster.Cluster, n int) error {
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	for i := 1; i <= n; i++ {
@@ -74,9 +68,8 @@ func createPods(ctx context.Context, c *cluster.Cluster, n int) error {
 	return nil
 }
 
-// ownPods restricts a factory's informers to the chapter's pods, in its
-// namespace; shard, if not empty, is the shard selector of every list
-// and watch they make.
+// ownPods restricts a factory's informers to the chapter's pods; shard,
+// if not empty, is the shard selector of their every list and watch.
 func ownPods(c *cluster.Cluster, shard string) informers.SharedInformerOption {
 	return informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = cluster.OwnSelector
@@ -86,10 +79,9 @@ func ownPods(c *cluster.Cluster, shard string) informers.SharedInformerOption {
 	})
 }
 
-// firstSync syncs an informer of the pods twice: as client-go does by
-// default, with a watch-list (one WATCH that streams the pods, then a
-// bookmark), and opted out of it, with a LIST (paged by limit=500) and
-// a WATCH from the list's resourceVersion.
+// firstSync syncs an informer twice: by default, with a watch-list (one
+// WATCH streams the pods, then a bookmark); opted out, with a LIST
+// (paged by limit=500) and a WATCH from its resourceVersion.
 func firstSync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "Step 1. The first sync at size: a watch-list, then a LIST and a WATCH")
 	for _, watchList := range []bool{true, false} {
@@ -122,10 +114,9 @@ func firstSync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 }
 
 // shardedInformers splits the pods between 2, then 4 informers, each
-// with a shard selector: a range of the 64-bit FNV-1a hash of the pod's
-// uid. First it asks the server whether it honours shard selectors at
-// all: one that does not (the ShardedListAndWatch gate off, its default)
-// ignores the parameter, and every "shard" would hold every pod.
+// with a range of the 64-bit FNV-1a hash of the pod's uid. First it
+// asks whether the server honours shard selectors: with the gate off
+// (its default) it ignores them, and every "shard" would hold every pod.
 func shardedInformers(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 2. Sharding: informers that each hold the pods whose uid hashes into a range")
 	pods := c.Client.CoreV1().Pods(c.Namespace)
@@ -151,9 +142,8 @@ func shardedInformers(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 }
 
 // runShards runs one informer per shard, checks that they hold disjoint
-// parts whose union is every pod, and that each pod sits in the shard
-// its uid's hash names. Then it updates and deletes one pod, and shows
-// that the change reaches the informer of its shard.
+// parts whose union is every pod, each in the shard its uid's hash
+// names, then shows that one pod's update and delete reach its shard.
 func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector) error {
 	fmt.Fprintf(out, "  %d shards:\n", len(shards))
 	ctx, stop := context.WithCancel(ctx)
@@ -225,9 +215,8 @@ func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards
 }
 
 // shardRanges splits the 64-bit hash space into n equal ranges, one
-// selector each: shardRange(object.metadata.uid, '0x…', '0x…'). Bounds
-// are 16 hex digits, the end of the last one 2^64, as the server's
-// parser demands (k8s.io/apiserver pkg/sharding).
+// selector each. Bounds are 16 hex digits, the end of the last one 2^64,
+// as the server's parser demands (k8s.io/apiserver pkg/sharding).
 func shardRanges(n int) []sharding.Selector {
 	var shards []sharding.Selector
 	step := ^uint64(0)/uint64(n) + 1
@@ -247,28 +236,16 @@ func shardRanges(n int) []sharding.Selector {
 	return shards
 }
 
-// The Lease the replicas elect their leader through, and its timings,
-// short so that the step is quick. NewLeaderElector demands
-// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, and the Lease
-// keeps the duration in whole seconds: 1 s is the shortest.
-const (
-	leaseName     = "scale-controller"
-	leaseDuration = time.Second
-	renewDeadline = 800 * time.Millisecond
-	retryPeriod   = 100 * time.Millisecond
-)
+const leaseName = "scale-controller" // the Lease they elect a leader by
 
-// leaderElection runs two replicas of a small controller that elect a
-// leader through a Lease. replica-a leads; replica-b waits as a warm
-// standby, its informer synced; replica-a stops and replica-b takes
-// over without a list. Then replica-a comes back as a cold standby,
-// with no informer running, and takes over in turn.
+// leaderElection: replica-a leads; replica-b, a warm standby, takes
+// over when it stops; then replica-a, back as a cold standby, in turn.
 func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 3. Leader election: two replicas, one Lease, a warm standby")
 	leases := c.Client.CoordinationV1().Leases(c.Namespace)
 	checks := &reconciles{inHand: map[cache.ObjectName]string{}} // observe.go
 	var replicas []*replica
-	defer func() { // also on Ctrl-C: release the Lease, then delete it
+	defer func() { // on every path, Ctrl-C too
 		for _, r := range replicas {
 			r.stop()
 		}
@@ -277,24 +254,19 @@ func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	if err := deleteLease(ctx, leases); err != nil { // an earlier run's
 		return err
 	}
+	var leader *replica
 	for i, warm := range []bool{true, true, false} {
 		r, err := startReplica(ctx, c, []string{"replica-a", "replica-b"}[i%2], warm, checks)
-		if r != nil {
-			replicas = append(replicas, r)
-		}
 		if err != nil {
 			return err
 		}
-		if i == 0 {
-			err = leading(ctx, out, leases, nil, r)
-		} else {
-			err = failover(ctx, out, leases, replicas[i-1], r)
-		}
-		if err != nil {
+		replicas = append(replicas, r)
+		if err := takeOver(ctx, out, leases, leader, r); err != nil {
 			return err
 		}
+		leader = r
 	}
-	replicas[2].stop()
+	leader.stop()
 	checks.print(out)
 	if err := deleteLease(ctx, leases); err != nil {
 		return err
@@ -303,72 +275,55 @@ func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	return nil
 }
 
-// failover shows standby, a replica that runs beside the leader, wait
-// until the leader stops, then take over.
-func failover(ctx context.Context, out io.Writer, leases coordinationclient.LeaseInterface, leader, standby *replica) error {
-	if err := standby.obs.await(ctx, "sees "+leader.name+" lead"); err != nil {
-		return err
+// takeOver: r waits beside leader (if any), then takes the Lease over.
+func takeOver(ctx context.Context, out io.Writer, leases coordinationclient.LeaseInterface, leader, r *replica) error {
+	if leader != nil {
+		if err := r.obs.awaitStandby(ctx, out, leader); err != nil {
+			return err
+		}
+		leader.stop()
+		printReleased(out, leader, leader.elector.GetLeader())
 	}
-	printStandby(out, standby, leader)
-	leader.stop()
-	fmt.Fprintf(out, "  stop %s: its worker, then its elector, which released the Lease (holder %q)\n",
-		leader.name, leader.elector.GetLeader())
-	return leading(ctx, out, leases, leader, standby)
-}
-
-// leading awaits r's leadership, shows the Lease that says so, then
-// awaits r's reconcile of every pod; after is the leader before it.
-func leading(ctx context.Context, out io.Writer, leases coordinationclient.LeaseInterface, after, r *replica) error {
 	if err := r.obs.await(ctx, "leads"); err != nil {
 		return err
 	}
-	// !+lease
 	lease, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	// !-lease
-	fmt.Fprintf(out, "  %s leads: lease/%s holder %s, leaseTransitions %d\n",
-		r.name, lease.Name, *lease.Spec.HolderIdentity, *lease.Spec.LeaseTransitions)
-	return r.obs.printReconciled(ctx, out, after)
+	return r.obs.printLeading(ctx, out, lease, leader)
 }
 
-// deleteLease deletes the Lease, if there is one, even once ctx has
-// ended (Ctrl-C): the Lease is the course's object too.
+// deleteLease deletes the Lease, if any, even once ctx has ended.
 func deleteLease(ctx context.Context, leases coordinationclient.LeaseInterface) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err := leases.Delete(ctx, leaseName, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	if err := leases.Delete(ctx, leaseName, metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
+		return err
 	}
-	return err
+	return nil
 }
 
-// replica is one process of the controller: its own client, an
-// informer of the pods, a queue and one worker, and a leader elector.
-// The handler and the worker run only while it leads.
+// replica is one process of the controller: its own client, informer,
+// queue, worker and leader elector. Its worker runs only while it leads.
 type replica struct {
-	name    string
-	factory informers.SharedInformerFactory
-	pods    coreinformers.PodInformer
-	queue   workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	elector *leaderelection.LeaderElector
-	// leads carries the context OnStartedLeading is given: it ends
-	// when the replica stops leading.
-	leads                     chan context.Context
+	name                      string
+	factory                   informers.SharedInformerFactory
+	pods                      coreinformers.PodInformer
+	queue                     workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	elector                   *leaderelection.LeaderElector
+	leads                     chan context.Context // from OnStartedLeading
 	stopReplica, stopElecting context.CancelFunc
 	working, electing         sync.WaitGroup
 	obs                       *observed // what it does (observe.go)
 }
 
-// startReplica starts a replica: warm, its informer synced before it
-// runs for leader; cold, its informer started only once it leads.
+// startReplica starts a replica; warm, its informer synced beforehand.
 func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm bool, checks *reconciles) (*replica, error) {
 	r := &replica{name: name, leads: make(chan context.Context, 1)}
 	r.obs = newObserved(ctx, r, checks)
 	// !+replica
-	client, err := kubernetes.NewForConfig(r.obs.tap(rest.CopyConfig(c.Config)))
+	client, err := kubernetes.NewForConfig(r.obs.tap(c.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -376,8 +331,6 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 		informers.WithNamespace(c.Namespace), ownPods(c, ""))
 	r.pods = r.factory.Core().V1().Pods()
 	r.pods.Informer() // registered, so that Start starts it
-	r.queue = workqueue.NewTypedRateLimitingQueue(
-		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: leaseName, Namespace: c.Namespace},
 		Client:     client.CoordinationV1(),
@@ -385,37 +338,36 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 		Labels:     cluster.Labels(),
 	}
 	r.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
-		LeaseDuration: leaseDuration,
-		RenewDeadline: renewDeadline,
-		RetryPeriod:   retryPeriod,
-		// Released when the elector's context ends: the standby
-		// need not wait for the Lease to expire.
-		ReleaseOnCancel: true,
+		Lock: lock,
+		// Short, for a quick step: LeaseDuration > RenewDeadline >
+		// 1.2 × RetryPeriod, and the Lease holds whole seconds.
+		LeaseDuration:   time.Second,
+		RenewDeadline:   800 * time.Millisecond,
+		RetryPeriod:     100 * time.Millisecond,
+		ReleaseOnCancel: true, // the standby need not wait for expiry
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lead context.Context) { r.leads <- lead },
 			OnStoppedLeading: r.obs.stoppedLeading,
 			OnNewLeader:      r.obs.newLeader,
 		},
-		Name: leaseName,
 	})
-	// !-replica
 	if err != nil {
-		r.queue.ShutDown()
 		return nil, err
 	}
-	// !+contexts
+	r.queue = workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	rctx, stopReplica := context.WithCancel(ctx)
 	// The elector's context is not the run's: on Ctrl-C, stop ends the
 	// worker first and the elector after, which then releases.
 	ectx, stopElecting := context.WithCancel(context.WithoutCancel(ctx))
 	ectx = klog.NewContext(ectx, logr.Discard()) // its log is not the lesson
-	// !-contexts
+	// !-replica
 	r.stopReplica, r.stopElecting = stopReplica, stopElecting
 	if warm {
 		r.factory.Start(rctx.Done())
 		if err := r.factory.WaitForCacheSyncWithContext(rctx).AsError(); err != nil {
-			return r, err
+			r.stop()
+			return nil, err
 		}
 	}
 	r.working.Go(func() { r.work(rctx) })
@@ -424,9 +376,8 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 }
 
 // !+work
-// work waits until the replica leads, then runs the controller. The
-// handler, added now, gets the informer's pods as Adds: a warm
-// informer has them already, a cold one lists them first. The worker
+// work waits until the replica leads. The handler, added then, gets the
+// cached pods as Adds (a cold informer lists them first); the worker
 // reconciles until the Lease is lost or the replica stops.
 func (r *replica) work(ctx context.Context) {
 	var lead context.Context
@@ -441,24 +392,19 @@ func (r *replica) work(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), r.pods.Informer().HasSynced) {
 		return
 	}
-	_, err := r.pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := r.pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    r.enqueue,
 		UpdateFunc: func(_, obj any) { r.enqueue(obj) },
 		DeleteFunc: r.enqueue,
-	})
-	if err != nil { // the informer has stopped
-		return
+	}); err != nil {
+		return // the informer has stopped
 	}
-	for r.processNextWorkItem(lead) {
+	for r.processNextWorkItem() {
 	}
 }
 
-// !-work
-
-// !+stop
-// stop ends a replica in the order ReleaseOnCancel asks for: first the
-// worker, the code the Lease guards; then the elector, which releases
-// the Lease as it returns; then the informer.
+// stop ends a replica in the order ReleaseOnCancel asks for: the worker
+// (what the Lease guards), then the elector, which releases it.
 func (r *replica) stop() {
 	r.queue.ShutDown() // the worker ends after the key in hand
 	r.stopReplica()
@@ -468,7 +414,7 @@ func (r *replica) stop() {
 	r.factory.Shutdown()
 }
 
-// !-stop
+// !-work
 
 // enqueue adds obj's key, as chapter 07's handler does.
 func (r *replica) enqueue(obj any) {
@@ -477,25 +423,24 @@ func (r *replica) enqueue(obj any) {
 	}
 }
 
-// processNextWorkItem is one turn of the worker, as in chapter 07.
-func (r *replica) processNextWorkItem(ctx context.Context) bool {
+// processNextWorkItem: Get, reconcile, Forget or AddRateLimited, Done.
+func (r *replica) processNextWorkItem() bool {
 	key, shutdown := r.queue.Get()
 	if shutdown {
 		return false
 	}
 	defer r.queue.Done(key)
-	if err := r.reconcile(ctx, key); err != nil {
+	if err := r.reconcile(key); err != nil {
 		r.queue.AddRateLimited(key)
-		return true
+	} else {
+		r.queue.Forget(key)
 	}
-	r.queue.Forget(key)
 	return true
 }
 
-// reconcile reads the pod from the replica's cache, and would act on
-// it: what matters here is who reconciles, and when. The check that no
-// two replicas reconcile one key at once is observe.go's.
-func (r *replica) reconcile(_ context.Context, key cache.ObjectName) error {
+// reconcile reads the pod from the cache: what matters is who does it,
+// and when (observe.go checks that no two replicas do one key at once).
+func (r *replica) reconcile(key cache.ObjectName) error {
 	defer r.obs.reconciling(key, r.elector.IsLeader())()
 	_, err := r.pods.Lister().Pods(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {

@@ -19,11 +19,13 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
@@ -181,9 +183,10 @@ func newObserved(ctx context.Context, r *replica, checks *reconciles) *observed 
 	return &observed{r: r, events: show.NewLines(ctx), checks: checks}
 }
 
-// tap makes cfg's clients log their requests in o, apart from the other
-// replica's (the chapter's own log, c.Requests, holds both).
+// tap returns a copy of cfg whose clients log their requests in o,
+// apart from the other replica's (c.Requests holds both).
 func (o *observed) tap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return tapped{rt, o}
 	})
@@ -225,11 +228,11 @@ func (o *observed) leading() {
 
 // await awaits the event line want, passing over others (the elector
 // calls OnNewLeader on goroutines of its own, in no promised order).
-// Taking over takes a RetryPeriod or two; 10 LeaseDurations is a bound
+// Taking over takes a RetryPeriod or two; 10 LeaseDurations (10 s) is a bound
 // that says something went wrong (the elector's log is discarded).
 func (o *observed) await(ctx context.Context, want string) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, 10*leaseDuration,
-		fmt.Errorf("%s: no %q within %v", o.r.name, want, 10*leaseDuration))
+	ctx, cancel := context.WithTimeoutCause(ctx, 10*time.Second,
+		fmt.Errorf("%s: no %q within 10 s", o.r.name, want))
 	defer cancel()
 	for {
 		line, err := o.events.Await(ctx, 1)
@@ -282,13 +285,34 @@ func (o *observed) reconciling(key cache.ObjectName, isLeader bool) (end func())
 	}
 }
 
-// printStandby says what a standby has before it leads.
-func printStandby(out io.Writer, r, leader *replica) {
+// awaitStandby awaits the moment o's replica sees leader lead, then
+// says what it has, as a standby.
+func (o *observed) awaitStandby(ctx context.Context, out io.Writer, leader *replica) error {
+	if err := o.await(ctx, "sees "+leader.name+" lead"); err != nil {
+		return err
+	}
+	r := o.r
 	how := "cold standby: no informer until it leads"
 	if r.pods.Informer().HasSynced() {
 		how = fmt.Sprintf("warm standby: its informer synced, %d pods cached", len(r.pods.Informer().GetStore().ListKeys()))
 	}
 	fmt.Fprintf(out, "  %s: %s; no handler, no worker; it sees %s lead\n", r.name, how, leader.name)
+	return nil
+}
+
+// printReleased says that leader stopped, and whom its elector last saw
+// hold the Lease: no one, once it released it.
+func printReleased(out io.Writer, leader *replica, holder string) {
+	fmt.Fprintf(out, "  stop %s: its worker, then its elector, which released the Lease (holder %q)\n",
+		leader.name, holder)
+}
+
+// printLeading prints who holds the Lease, as it says, then
+// printReconciled.
+func (o *observed) printLeading(ctx context.Context, out io.Writer, lease *coordinationv1.Lease, after *replica) error {
+	fmt.Fprintf(out, "  %s leads: lease/%s holder %s, leaseTransitions %d\n",
+		o.r.name, lease.Name, ptr.Deref(lease.Spec.HolderIdentity, ""), ptr.Deref(lease.Spec.LeaseTransitions, 0))
+	return o.printReconciled(ctx, out, after)
 }
 
 // printReconciled awaits the replica's reconcile of every pod, then
