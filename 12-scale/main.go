@@ -389,7 +389,7 @@ func (r *replica) work(ctx context.Context) {
 	r.obs.leading()
 	context.AfterFunc(lead, r.queue.ShutDown) // the Lease lost: stop
 	r.factory.Start(ctx.Done())               // a cold informer starts now
-	if !cache.WaitForCacheSync(ctx.Done(), r.pods.Informer().HasSynced) {
+	if !cache.WaitFor(ctx, "", r.pods.Informer().HasSyncedChecker()) {
 		return
 	}
 	if _, err := r.pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
