@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -29,15 +37,74 @@ func TestRealClusterShape(t *testing.T) {
 
 // TestGateOff runs the chapter on a workshop cluster without the
 // ShardedListAndWatch gate, kube-apiserver's default: step 2 says in one
-// line that the server ignored the selector, and the run ends well.
+// line that the server ignored the selector, and the run goes on to
+// step 3 and ends well.
 func TestGateOff(t *testing.T) {
 	c := chaptertest.Start(t)
 	out := string(chaptertest.Run(t, "12-scale", func(ctx context.Context, w io.Writer) error {
 		return run(ctx, w, c)
 	}))
 	_, step2, _ := strings.Cut(out, "Step 2.")
+	step2, _, _ = strings.Cut(step2, "\nStep 3.")
 	want := "  the server ignored shardSelector (no metadata.shardInfo): its ShardedListAndWatch gate is off, so every shard would hold every pod\n"
 	if _, after, _ := strings.Cut(step2, "\n"); after != want {
 		t.Errorf("step 2 printed:\n%s\nwant its heading and:\n%s", step2, want)
 	}
+}
+
+// TestInterruptStep3 presses Ctrl-C (cancels run's context) while
+// replica-b leads: the run must end, its leader must release the Lease
+// (holder "") before the chapter deletes it, and nothing may be left:
+// no Lease, no goroutine.
+func TestInterruptStep3(t *testing.T) {
+	leakcheck.Verify(t)
+	c := chaptertest.StartWith(t, workshop)
+	leases := c.Client.CoordinationV1().Leases(c.Namespace)
+	w, err := leases.Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := &cancelAt{line: "replica-b leads", cancel: cancel}
+	if err := run(ctx, out, c); !errors.Is(err, context.Canceled) {
+		t.Fatalf("run returned %v, want context.Canceled; output:\n%s", err, out.buf.String())
+	}
+	var last *coordinationv1.Lease // the Lease as it was deleted
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Deleted {
+			last = ev.Object.(*coordinationv1.Lease)
+			break
+		}
+	}
+	if last == nil {
+		t.Fatal("the Lease watch ended before the Lease was deleted")
+	}
+	if holder := ptr.Deref(last.Spec.HolderIdentity, "?"); holder != "" {
+		t.Errorf("the Lease was deleted held by %q: not released", holder)
+	}
+	left, err := leases.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left.Items) > 0 {
+		t.Errorf("left behind: %d Leases", len(left.Items))
+	}
+}
+
+// cancelAt is the output of a run that cancels it once a line containing
+// line has been printed.
+type cancelAt struct {
+	line   string
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (c *cancelAt) Write(p []byte) (int, error) {
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.line) {
+		c.cancel()
+	}
+	return len(p), nil
 }

@@ -12,14 +12,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
@@ -31,6 +37,9 @@ import (
 // run uses the default; README's table was measured with larger ones.
 var podCount = pods(40)
 
+// showTimes is --times: step 3 prints how long each failover took.
+var showTimes bool
+
 // extras is what this chapter adds to every chapter's main: its --pods
 // flag, and a workshop cluster with the ShardedListAndWatch gate on
 // (kube-apiserver's parser of shardSelector, from shardparse). A real
@@ -38,6 +47,7 @@ var podCount = pods(40)
 var extras = cluster.Extras{
 	Flags: func(fs *flag.FlagSet) {
 		fs.Var(&podCount, "pods", "create `N` pods, 1 to 100000 (the README's table used 1000 to 50000)")
+		fs.BoolVar(&showTimes, "times", false, "print how long step 3's failovers took (they differ run to run)")
 	},
 	Server: apiserver.Options{ShardSelectors: shardparse.Parse},
 }
@@ -152,4 +162,192 @@ func printIgnored(out io.Writer) error {
 // printHonoured says that the server honoured it, and how it said so.
 func printHonoured(out io.Writer, info *metav1.ShardInfo) {
 	fmt.Fprintf(out, "  the server honours shardSelector: its list says shardInfo %q\n", info.Selector)
+}
+
+// observed is what one replica of step 3 did: the requests its client
+// sent, when it led, released and first reconciled, and how many pods
+// it reconciled. It reports on events, which the step awaits.
+type observed struct {
+	r      *replica
+	events *show.Lines
+	checks *reconciles
+
+	mu                   sync.Mutex
+	reqs                 []apiserver.Request
+	since                int // len(reqs) when it took over
+	led, released, first time.Time
+	reconciled           int
+}
+
+func newObserved(ctx context.Context, r *replica, checks *reconciles) *observed {
+	return &observed{r: r, events: show.NewLines(ctx), checks: checks}
+}
+
+// tap returns a copy of cfg whose clients log their requests in o,
+// apart from the other replica's (c.Requests holds both).
+func (o *observed) tap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return tapped{rt, o}
+	})
+	return cfg
+}
+
+type tapped struct {
+	next http.RoundTripper
+	o    *observed
+}
+
+func (t tapped) RoundTrip(r *http.Request) (*http.Response, error) {
+	if req := apiserver.NewRequest(r); req.Verb != "" {
+		t.o.mu.Lock()
+		t.o.reqs = append(t.o.reqs, req)
+		t.o.mu.Unlock()
+	}
+	return t.next.RoundTrip(r)
+}
+
+// newLeader is the elector's OnNewLeader: "sees replica-a lead".
+func (o *observed) newLeader(identity string) { o.events.Sendf("sees %s lead", identity) }
+
+// stoppedLeading is the elector's OnStoppedLeading, called as its Run
+// returns: once it has released the Lease, if it held it.
+func (o *observed) stoppedLeading() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.released = time.Now()
+}
+
+// leading marks the moment the replica took over.
+func (o *observed) leading() {
+	o.mu.Lock()
+	o.since, o.led = len(o.reqs), time.Now()
+	o.mu.Unlock()
+	o.events.Send("leads")
+}
+
+// await awaits the event line want, passing over others (the elector
+// calls OnNewLeader on goroutines of its own, in no promised order).
+// Taking over takes a RetryPeriod or two; 10 LeaseDurations (10 s) is a bound
+// that says something went wrong (the elector's log is discarded).
+func (o *observed) await(ctx context.Context, want string) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, 10*time.Second,
+		fmt.Errorf("%s: no %q within 10 s", o.r.name, want))
+	defer cancel()
+	for {
+		line, err := o.events.Await(ctx, 1)
+		if err != nil {
+			return context.Cause(ctx)
+		}
+		if line[0] == want {
+			return nil
+		}
+	}
+}
+
+// reconciles checks, across the replicas, every reconcile as it starts:
+// that its replica held the Lease, and that no other replica had the
+// same key in hand.
+type reconciles struct {
+	mu                          sync.Mutex
+	inHand                      map[cache.ObjectName]string // key → replica
+	total, notLeader, twoAtOnce int
+}
+
+// reconciling records that o's replica starts to reconcile key; the
+// function it returns records the end.
+func (o *observed) reconciling(key cache.ObjectName, isLeader bool) (end func()) {
+	c := o.checks
+	c.mu.Lock()
+	c.total++
+	if !isLeader {
+		c.notLeader++
+	}
+	if other, ok := c.inHand[key]; ok && other != o.r.name {
+		c.twoAtOnce++
+	}
+	c.inHand[key] = o.r.name
+	c.mu.Unlock()
+	o.mu.Lock()
+	if o.reconciled == 0 {
+		o.first = time.Now()
+	}
+	o.reconciled++
+	all := o.reconciled == int(podCount)
+	o.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.inHand, key)
+		c.mu.Unlock()
+		if all {
+			o.events.Send("reconciled")
+		}
+	}
+}
+
+// awaitStandby awaits the moment o's replica sees leader lead, then
+// says what it has, as a standby.
+func (o *observed) awaitStandby(ctx context.Context, out io.Writer, leader *replica) error {
+	if err := o.await(ctx, "sees "+leader.name+" lead"); err != nil {
+		return err
+	}
+	r := o.r
+	how := "cold standby: no informer until it leads"
+	if r.pods.Informer().HasSynced() {
+		how = fmt.Sprintf("warm standby: its informer synced, %d pods cached", len(r.pods.Informer().GetStore().ListKeys()))
+	}
+	fmt.Fprintf(out, "  %s: %s; no handler, no worker; it sees %s lead\n", r.name, how, leader.name)
+	return nil
+}
+
+// printReleased says that leader stopped, and whom its elector last saw
+// hold the Lease: no one, once it released it.
+func printReleased(out io.Writer, leader *replica, holder string) {
+	fmt.Fprintf(out, "  stop %s: its worker, then its elector, which released the Lease (holder %q)\n",
+		leader.name, holder)
+}
+
+// printLeading prints who holds the Lease, as it says, then
+// printReconciled.
+func (o *observed) printLeading(ctx context.Context, out io.Writer, lease *coordinationv1.Lease, after *replica) error {
+	fmt.Fprintf(out, "  %s leads: lease/%s holder %s, leaseTransitions %d\n",
+		o.r.name, lease.Name, ptr.Deref(lease.Spec.HolderIdentity, ""), ptr.Deref(lease.Spec.LeaseTransitions, 0))
+	return o.printReconciled(ctx, out, after)
+}
+
+// printReconciled awaits the replica's reconcile of every pod, then
+// prints the lists and watches its client sent since it took over (a
+// warm standby's informer needs none), and with --times how long the
+// failover from after took.
+func (o *observed) printReconciled(ctx context.Context, out io.Writer, after *replica) error {
+	if _, err := o.events.Await(ctx, 1); err != nil { // "reconciled"
+		return err
+	}
+	o.mu.Lock()
+	lines := show.Requests(o.reqs[o.since:], show.ListsAndWatches)
+	n, led, first := o.reconciled, o.led, o.first
+	o.mu.Unlock()
+	fmt.Fprintf(out, "    reconciled %d pods; lists and watches it sent since it took over (%d)", n, len(lines))
+	if len(lines) == 0 {
+		fmt.Fprint(out, ": none, its informer was warm")
+	}
+	fmt.Fprintln(out)
+	show.Print(out, "      ", lines)
+	if showTimes && after != nil {
+		after.obs.mu.Lock()
+		released := after.obs.released
+		after.obs.mu.Unlock()
+		ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", d.Seconds()*1000) }
+		fmt.Fprintf(out, "    (--times) Lease released → %s leads %s → first reconcile %s: %s in all\n",
+			o.r.name, ms(led.Sub(released)), ms(first.Sub(led)), ms(first.Sub(released)))
+	}
+	return nil
+}
+
+// print prints what the checks found.
+func (c *reconciles) print(out io.Writer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(out, "  %d reconciles checked: %d by a replica that did not hold the Lease, %d of a key another replica had in hand\n",
+		c.total, c.notLeader, c.twoAtOnce)
 }
