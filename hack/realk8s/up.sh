@@ -49,6 +49,7 @@ nice -n 10 "$BIN/kube-apiserver" \
   --service-account-key-file "$RUN/certs/sa.pub" \
   --service-account-signing-key-file "$RUN/certs/sa.key" \
   --service-cluster-ip-range 10.96.0.0/16 \
+  ${API_FLAGS:-} \
   --v 1 >"$RUN/logs/kube-apiserver.log" 2>&1 &
 echo $! > "$RUN/apiserver.pid"
 

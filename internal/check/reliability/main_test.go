@@ -218,5 +218,12 @@ func leftovers(t *testing.T, admin kubernetes.Interface, ns string) []string {
 	for _, d := range deps.Items {
 		left = append(left, "deployment/"+d.Name)
 	}
+	leases, err := admin.CoordinationV1().Leases(ns).List(ctx, own) // 12's leader election
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		left = append(left, "lease/"+l.Name)
+	}
 	return left
 }
