@@ -68,9 +68,13 @@
 //
 // Take it that way, not as a copy of the directory: it uses the module's
 // internal/apiserver, which Go lets only that module import. The module
-// needs Go 1.26 and requires k8s.io/client-go, k8s.io/api and
-// k8s.io/apimachinery v0.37.2, so go get raises your go line to at least 1.26.0 and
-// those modules to at least v0.37.2.
+// needs Go 1.26 and requires k8s.io/client-go, k8s.io/api,
+// k8s.io/apimachinery, k8s.io/apiserver and k8s.io/apiextensions-apiserver
+// v0.37.2 and sigs.k8s.io/controller-runtime v0.25.2 (for the course's
+// chapter 11), so go get raises your go line to at least 1.26.0 and
+// those modules to at least those versions; your binaries compile only
+// the packages they import (this one does not import controller-runtime,
+// CEL or apiextensions-apiserver; package workshop/crds brings the last).
 //
 // Stop the informers before you wait for them. A factory's Shutdown waits
 // until every informer it started has returned, and an informer returns

@@ -60,7 +60,8 @@ type Options struct {
 	// shardparse supplies kube-apiserver's own parser). Default nil: the
 	// gate is off, kube-apiserver's default, and the parameter is ignored
 	// (sharding.go). The parser is an option so that only what uses it
-	// (chapter 12, cmd/workshop-cluster, package workshop) links
+	// (chapter 12, cmd/workshop-cluster, hack/scalesync; a workshop user
+	// passes it in) links
 	// k8s.io/apiserver and the CEL libraries it brings.
 	ShardSelectors func(string) (apisharding.Selector, error)
 	// Extend, if set, runs once before the server answers its first

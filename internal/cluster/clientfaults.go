@@ -71,7 +71,11 @@ func (f *ClientFaults) OpenWatches() int {
 // HoldWatches holds back, in the transport, the bytes of every watch
 // stream (open now or opened later) that arrive from now on, until
 // ReleaseWatches: nothing behind the transport (a watch's result
-// channel, a reflector, a store, a handler) sees those events.
+// channel, a reflector, a store, a handler) sees those events. Each
+// stream holds the one read it is in; the server's further events wait
+// behind it (in the connection, then in the server's buffer for that
+// watcher), so a hold is for the few events of a step: a long one makes
+// kube-apiserver close the watch as too slow.
 func (f *ClientFaults) HoldWatches() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -117,13 +121,17 @@ func (f *ClientFaults) AnswerWatch(match func(apiserver.Request) bool, err *apie
 // roundTrip is the faults' part of clientTransport.
 func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
 	if a, ok := f.answerFor(apiserver.NewRequest(r)); ok {
+		if r.Body != nil {
+			_ = r.Body.Close() // a RoundTripper closes the body, sent or not
+		}
 		return a.response(r), nil
 	}
 	resp, err := next.RoundTrip(r)
 	if err != nil || resp.StatusCode != http.StatusOK || r.URL.Query().Get("watch") != "true" {
 		return resp, err
 	}
-	w := &watchBody{ReadCloser: resp.Body, f: f, ended: make(chan struct{}), closed: make(chan struct{})}
+	w := &watchBody{ReadCloser: resp.Body, f: f, ended: make(chan struct{}), closed: make(chan struct{}),
+		cancelled: r.Context().Done()}
 	f.mu.Lock()
 	if f.watches == nil {
 		f.watches = map[*watchBody]struct{}{}
@@ -193,7 +201,8 @@ func (a answer) response(r *http.Request) *http.Response {
 type watchBody struct {
 	io.ReadCloser
 	f                  *ClientFaults
-	ended, closed      chan struct{} // closed by end (EndWatches), by Close
+	ended, closed      chan struct{}   // closed by end (EndWatches), by Close
+	cancelled          <-chan struct{} // the request's context's Done
 	endOnce, closeOnce sync.Once
 }
 
@@ -211,6 +220,7 @@ func (w *watchBody) Read(p []byte) (int, error) {
 		case <-release:
 		case <-w.ended:
 		case <-w.closed:
+		case <-w.cancelled: // the request's context ended: nobody reads on
 		}
 	}
 	select {

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -51,6 +52,7 @@ func Served() workshop.Option {
 // are skipped). It returns the CRDs as the cluster holds them.
 // c must have been started with Served.
 func Install(ctx context.Context, c *workshop.Cluster, paths []string, crds ...*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	crds = slices.Clone(crds) // not the caller's backing array
 	for _, p := range paths {
 		read, err := readCRDs(p)
 		if err != nil {

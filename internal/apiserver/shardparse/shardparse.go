@@ -4,7 +4,8 @@
 // apiserver.Options.ShardSelectors.
 //
 // It is a package of its own so that only the programs that serve shard
-// selectors (chapter 12, cmd/workshop-cluster, package workshop) link
+// selectors (chapter 12, cmd/workshop-cluster, hack/scalesync; a user of
+// package workshop passes one in) link
 // k8s.io/apiserver's parser and what it is built on (cel-go, antlr,
 // protobuf); chapters 01-11 run without them, and start faster.
 package shardparse
