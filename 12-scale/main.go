@@ -339,10 +339,11 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 	}
 	r.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock,
-		// Short, for a quick step: LeaseDuration > RenewDeadline >
-		// 1.2 × RetryPeriod, and the Lease holds whole seconds.
-		LeaseDuration:   time.Second,
-		RenewDeadline:   800 * time.Millisecond,
+		// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod. A short
+		// RetryPeriod makes takeovers quick; the 3 s RenewDeadline lets a
+		// busy leader's renewal be late without losing the Lease.
+		LeaseDuration:   4 * time.Second,
+		RenewDeadline:   3 * time.Second,
 		RetryPeriod:     100 * time.Millisecond,
 		ReleaseOnCancel: true, // the standby need not wait for expiry
 		Callbacks: leaderelection.LeaderCallbacks{

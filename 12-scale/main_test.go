@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,15 +72,20 @@ func TestInterruptStep3(t *testing.T) {
 	if err := run(ctx, out, c); !errors.Is(err, context.Canceled) {
 		t.Fatalf("run returned %v, want context.Canceled; output:\n%s", err, out.buf.String())
 	}
-	var last *coordinationv1.Lease // the Lease as it was deleted
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Deleted {
-			last = ev.Object.(*coordinationv1.Lease)
-			break
+	var last *coordinationv1.Lease        // the Lease as it was deleted
+	bound := time.After(10 * time.Second) // a Lease never deleted fails, not hangs
+	for last == nil {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the Lease watch ended before the Lease was deleted")
+			}
+			if ev.Type == watch.Deleted {
+				last = ev.Object.(*coordinationv1.Lease)
+			}
+		case <-bound:
+			t.Fatal("the Lease was not deleted within 10 s of the interrupt")
 		}
-	}
-	if last == nil {
-		t.Fatal("the Lease watch ended before the Lease was deleted")
 	}
 	if holder := ptr.Deref(last.Spec.HolderIdentity, "?"); holder != "" {
 		t.Errorf("the Lease was deleted held by %q: not released", holder)
