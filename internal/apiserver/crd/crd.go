@@ -27,9 +27,10 @@
 // (kube-apiserver serves every version from one storage; here each would
 // be a store of its own). Not built either: the 429 "storage is
 // (re)initializing" a watch meets right after a CRD is established
-// (transcript 89a; here the kind is ready at once), aggregated discovery
-// (83), protobuf for custom resources, and ratcheting of unchanged
-// invalid fields on update.
+// (transcript 89a; here the kind is ready at once), protobuf for custom
+// resources, and ratcheting of unchanged invalid fields on update. An
+// Established CRD's kind is in aggregated discovery (transcript 83) as
+// in the legacy documents: the server lists every served resource.
 package crd
 
 import (
