@@ -76,8 +76,8 @@ var strategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "serviceaccounts"}: {ShortNames: []string{"sa"}, Table: serviceAccountTable},
 	{Resource: "events"}: {
-		ShortNames: []string{"ev"},
-		Fields:     func(obj runtime.Object) fields.Set { return eventFields(obj.(*corev1.Event)) },
+		ShortNames: []string{"ev"}, Table: eventTable,
+		Fields: func(obj runtime.Object) fields.Set { return eventFields(obj.(*corev1.Event)) },
 		FieldLabel: fieldLabels("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
 			"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
 			"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
@@ -134,8 +134,8 @@ var strategies = map[schema.GroupResource]strategy{
 	// field names (pkg/apis/events/v1/conversion.go maps them to the
 	// core ones). The workshop cluster stores the two apart.
 	{Group: "events.k8s.io", Resource: "events"}: {
-		ShortNames: []string{"ev"},
-		Fields:     func(obj runtime.Object) fields.Set { return eventsV1Fields(obj.(*eventsv1.Event)) },
+		ShortNames: []string{"ev"}, Table: eventTable,
+		Fields: func(obj runtime.Object) fields.Set { return eventsV1Fields(obj.(*eventsv1.Event)) },
 		FieldLabel: fieldLabels("reason", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 			"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reportingController",
 			"type", "metadata.namespace", "metadata.name"),
@@ -195,7 +195,7 @@ var strategies = map[schema.GroupResource]strategy{
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Table: clusterRoleBindingTable},
 
 	// discovery.k8s.io
-	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {Generation: true},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {Generation: true, Table: endpointSliceTable},
 }
 
 // fieldLabels is a field label conversion that accepts labels as they

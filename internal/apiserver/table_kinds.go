@@ -11,6 +11,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -659,4 +661,113 @@ func bindingTable(kind string) *tablePrinter {
 			}
 		},
 	}
+}
+
+// endpointSliceTable: endpointSliceColumnDefinitions and
+// printEndpointSlice (formatDiscoveryPorts, formatDiscoveryEndpoints).
+var endpointSliceTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "AddressType", Type: "string", Description: discoveryv1.EndpointSlice{}.SwaggerDoc()["addressType"]},
+		{Name: "Ports", Type: "string", Description: discoveryv1.EndpointSlice{}.SwaggerDoc()["ports"]},
+		{Name: "Endpoints", Type: "string", Description: discoveryv1.EndpointSlice{}.SwaggerDoc()["endpoints"]},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		e := obj.(*discoveryv1.EndpointSlice)
+		var ports, addrs []string
+		for _, p := range e.Ports {
+			switch {
+			case p.Port != nil:
+				ports = append(ports, strconv.Itoa(int(*p.Port)))
+			case p.Name != nil:
+				ports = append(ports, *p.Name)
+			default:
+				ports = append(ports, "*")
+			}
+		}
+		for _, ep := range e.Endpoints {
+			addrs = append(addrs, ep.Addresses...)
+		}
+		return []any{e.Name, string(e.AddressType), listWithMore(ports), listWithMore(addrs), age(e.CreationTimestamp)}
+	},
+}
+
+// listWithMore is listWithMoreString: the first three, then how many
+// more; <unset> for none.
+func listWithMore(list []string) string {
+	const max = 3
+	if len(list) > max {
+		return fmt.Sprintf("%s + %d more...", strings.Join(list[:max], ","), len(list)-max)
+	}
+	if len(list) == 0 {
+		return "<unset>"
+	}
+	return strings.Join(list, ",")
+}
+
+// eventTable: eventColumnDefinitions and printEvent, for the core
+// group's Events and events.k8s.io's, which kube-apiserver stores as one
+// kind and prints alike (eventsV1AsCore maps the fields back).
+var eventTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		{Name: "Last Seen", Type: "string", Description: corev1.Event{}.SwaggerDoc()["lastTimestamp"]},
+		{Name: "Type", Type: "string", Description: corev1.Event{}.SwaggerDoc()["type"]},
+		{Name: "Reason", Type: "string", Description: corev1.Event{}.SwaggerDoc()["reason"]},
+		{Name: "Object", Type: "string", Description: corev1.Event{}.SwaggerDoc()["involvedObject"]},
+		{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.Event{}.InvolvedObject.SwaggerDoc()["fieldPath"]},
+		{Name: "Source", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["source"]},
+		{Name: "Message", Type: "string", Description: corev1.Event{}.SwaggerDoc()["message"]},
+		{Name: "First Seen", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["firstTimestamp"]},
+		{Name: "Count", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["count"]},
+		{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		e, ok := obj.(*corev1.Event)
+		if !ok {
+			e = eventsV1AsCore(obj.(*eventsv1.Event))
+		}
+		micro := func(t metav1.MicroTime) string { return age(metav1.Time(t)) } // translateMicroTimestampSince
+		first := age(e.FirstTimestamp)
+		if e.FirstTimestamp.IsZero() {
+			first = micro(e.EventTime)
+		}
+		last := age(e.LastTimestamp)
+		if e.LastTimestamp.IsZero() {
+			last = first
+		}
+		count := e.Count
+		if e.Series != nil {
+			last, count = micro(e.Series.LastObservedTime), e.Series.Count
+		} else if count == 0 {
+			count = 1 // a singleton event of the new API
+		}
+		target := strings.ToLower(e.InvolvedObject.Kind)
+		if e.InvolvedObject.Name != "" {
+			target += "/" + e.InvolvedObject.Name
+		}
+		source := cmpOr(e.Source.Component, e.ReportingController) // formatEventSource
+		if instance := cmpOr(e.Source.Host, e.ReportingInstance); instance != "" {
+			source += ", " + instance
+		}
+		return []any{
+			last, e.Type, e.Reason, target, e.InvolvedObject.FieldPath, source,
+			strings.TrimSpace(e.Message), first, int64(count), e.Name,
+		}
+	},
+}
+
+// eventsV1AsCore is the events.k8s.io/v1 to core conversion of the
+// fields printEvent reads (pkg/apis/events/v1/conversion.go).
+func eventsV1AsCore(e *eventsv1.Event) *corev1.Event {
+	out := &corev1.Event{
+		ObjectMeta: e.ObjectMeta, InvolvedObject: e.Regarding, Reason: e.Reason, Message: e.Note, Type: e.Type,
+		Source:         corev1.EventSource{Component: e.DeprecatedSource.Component, Host: e.DeprecatedSource.Host},
+		FirstTimestamp: e.DeprecatedFirstTimestamp, LastTimestamp: e.DeprecatedLastTimestamp, Count: e.DeprecatedCount,
+		EventTime: e.EventTime, ReportingController: e.ReportingController, ReportingInstance: e.ReportingInstance,
+	}
+	if e.Series != nil {
+		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -42,12 +44,17 @@ var upstreamColumns = map[schema.GroupResource][]string{
 		"Containers/string/1", "Images/string/1", "Selector/string/1"},
 	{Group: "batch", Resource: "cronjobs"}: {"Name/string/0", "Schedule/string/0", "Timezone/string/0", "Suspend/boolean/0", "Active/integer/0",
 		"Last Schedule/string/0", "Age/string/0", "Containers/string/1", "Images/string/1", "Selector/string/1"},
-	{Group: "coordination.k8s.io", Resource: "leases"}:                    {"Name/string/0", "Holder/string/0", "Age/string/0"},
-	{Group: "networking.k8s.io", Resource: "ingresses"}:                   {"Name/string/0", "Class/string/0", "Hosts/string/0", "Address/string/0", "Ports/string/0", "Age/string/0"},
-	{Group: "networking.k8s.io", Resource: "networkpolicies"}:             {"Name/string/0", "Pod-Selector/string/0", "Age/string/0"},
-	{Group: "policy", Resource: "poddisruptionbudgets"}:                   {"Name/string/0", "Min Available/string/0", "Max Unavailable/string/0", "Allowed Disruptions/integer/0", "Age/string/0"},
-	{Group: "storage.k8s.io", Resource: "storageclasses"}:                 {"Name/string/0", "Provisioner/string/0", "ReclaimPolicy/string/0", "VolumeBindingMode/string/0", "AllowVolumeExpansion/string/0", "Age/string/0"},
-	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:             {"Name/string/0", "Value/integer/0", "Global-Default/boolean/0", "Age/string/0", "PreemptionPolicy/string/0"},
+	{Group: "coordination.k8s.io", Resource: "leases"}:        {"Name/string/0", "Holder/string/0", "Age/string/0"},
+	{Group: "networking.k8s.io", Resource: "ingresses"}:       {"Name/string/0", "Class/string/0", "Hosts/string/0", "Address/string/0", "Ports/string/0", "Age/string/0"},
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {"Name/string/0", "Pod-Selector/string/0", "Age/string/0"},
+	{Group: "policy", Resource: "poddisruptionbudgets"}:       {"Name/string/0", "Min Available/string/0", "Max Unavailable/string/0", "Allowed Disruptions/integer/0", "Age/string/0"},
+	{Group: "storage.k8s.io", Resource: "storageclasses"}:     {"Name/string/0", "Provisioner/string/0", "ReclaimPolicy/string/0", "VolumeBindingMode/string/0", "AllowVolumeExpansion/string/0", "Age/string/0"},
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {"Name/string/0", "Value/integer/0", "Global-Default/boolean/0", "Age/string/0", "PreemptionPolicy/string/0"},
+	{Resource: "events"}: {"Last Seen/string/0", "Type/string/0", "Reason/string/0", "Object/string/0", "Subobject/string/1", "Source/string/1",
+		"Message/string/0", "First Seen/string/1", "Count/string/1", "Name/string/1"},
+	{Group: "events.k8s.io", Resource: "events"}: {"Last Seen/string/0", "Type/string/0", "Reason/string/0", "Object/string/0", "Subobject/string/1", "Source/string/1",
+		"Message/string/0", "First Seen/string/1", "Count/string/1", "Name/string/1"},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}:               {"Name/string/0", "AddressType/string/0", "Ports/string/0", "Endpoints/string/0", "Age/string/0"},
 	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {"Name/string/0", "Role/string/0", "Age/string/0", "Users/string/1", "Groups/string/1", "ServiceAccounts/string/1"},
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {"Name/string/0", "Role/string/0", "Age/string/0", "Users/string/1", "Groups/string/1", "ServiceAccounts/string/1"},
 }
@@ -164,6 +171,20 @@ func TestTableKindCells(t *testing.T) {
 		{"rolebinding", roleBindingTable, &rbacv1.RoleBinding{ObjectMeta: om, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "view"},
 			Subjects: []rbacv1.Subject{{Kind: "User", Name: "u"}, {Kind: "ServiceAccount", Namespace: "ns", Name: "sa"}, {Kind: "User", Name: "v"}}},
 			[]any{"x", "ClusterRole/view", "60m", "u, v", "", "ns/sa"}},
+		{"event", eventTable, &corev1.Event{ObjectMeta: om, Type: "Normal", Reason: "Scheduled", Message: " placed \n",
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web-1", FieldPath: "spec.containers{c}"},
+			Source:         corev1.EventSource{Component: "default-scheduler"}, FirstTimestamp: start, LastTimestamp: metav1.NewTime(start.Add(20 * time.Minute)), Count: 3},
+			[]any{"30m", "Normal", "Scheduled", "pod/web-1", "spec.containers{c}", "default-scheduler", "placed", "50m", int64(3), "x"}},
+		{"events.k8s.io event, singleton", eventTable, &eventsv1.Event{ObjectMeta: om, Type: "Warning", Reason: "Failed", Note: "no",
+			Regarding: corev1.ObjectReference{Kind: "Node"}, EventTime: metav1.NewMicroTime(start.Time),
+			ReportingController: "kubelet", ReportingInstance: "n1"},
+			[]any{"50m", "Warning", "Failed", "node", "", "kubelet, n1", "no", "50m", int64(1), "x"}},
+		{"endpointslice", endpointSliceTable, &discoveryv1.EndpointSlice{ObjectMeta: om, AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:     []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}, {Name: ptr.To("http")}, {}, {Port: ptr.To[int32](9)}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.1"}}, {Addresses: []string{"10.1.0.2"}}}},
+			[]any{"x", "IPv4", "80,http,* + 1 more...", "10.1.0.1,10.1.0.2", "60m"}},
+		{"endpointslice empty", endpointSliceTable, &discoveryv1.EndpointSlice{ObjectMeta: om, AddressType: discoveryv1.AddressTypeIPv4},
+			[]any{"x", "IPv4", "<unset>", "<unset>", "60m"}},
 	} {
 		if got := tc.p.cells(tc.obj, age); !equalCells(got, tc.want) {
 			t.Errorf("%s:\n got %#v\nwant %#v", tc.name, got, tc.want)
