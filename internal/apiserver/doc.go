@@ -42,7 +42,8 @@
 //     protobuf client-go's typed clients ask for), metadata.go (as=PartialObjectMetadata), table.go
 //     (as=Table, for kubectl get), apply.go and fields.go (server-side
 //     apply and managedFields), scale.go (the scale subresource),
-//     openapi.go (what kubectl and apply read), and discovery.
+//     openapi.go (what kubectl and apply read), and discovery (legacy
+//     in server.go, aggregated in discovery.go).
 //   - Faults and the request log, faults.go: what the chapters call to
 //     show a failure or to count requests: [Server.Requests],
 //     [Server.InjectFault] (matching requests get an API error),

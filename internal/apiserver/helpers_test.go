@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -418,6 +419,9 @@ type stream struct {
 	cancel context.CancelFunc
 	frames chan frame
 	done   chan struct{} // closed when the reader goroutine has ended
+	// closing is set when the test closes the stream: a read cut short
+	// then may end in a partial line, which is not the server's.
+	closing atomic.Bool
 }
 
 // watch opens a watch and checks the response head is what kube-apiserver
@@ -462,6 +466,9 @@ func (st *stream) read() {
 	for sc.Scan() {
 		var fr frame
 		if err := json.Unmarshal(sc.Bytes(), &fr); err != nil {
+			if st.closing.Load() {
+				return
+			}
 			st.t.Errorf("watch frame is not one JSON event per line: %v: %q", err, sc.Text())
 			return
 		}
@@ -504,6 +511,7 @@ func (st *stream) rest() []frame {
 }
 
 func (st *stream) close() {
+	st.closing.Store(true)
 	st.cancel()
 	st.resp.Body.Close()
 	for range st.frames {

@@ -727,11 +727,17 @@ func serveHealth(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// serveDiscovery answers /version and the legacy discovery documents, so
-// that kubectl and discovery clients can talk to the workshop cluster.
+// serveDiscovery answers /version and the discovery documents, so that
+// kubectl and discovery clients can talk to the workshop cluster: /api
+// and /apis as aggregated discovery when Accept asks for it
+// (discovery.go), the legacy documents otherwise.
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
+	}
+	if (r.URL.Path == "/api" || r.URL.Path == "/apis") && wantsAggregated(r.Header.Get("Accept")) {
+		s.serveAggregated(w, r, r.URL.Path == "/api")
+		return true
 	}
 	switch r.URL.Path {
 	case "/version":
@@ -770,13 +776,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			if res.GVR.GroupVersion() != gv {
 				continue
 			}
-			verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
-			if res.DeleteCollection {
-				verbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-			}
-			if res.Hooks != nil && res.Hooks.Verbs != nil {
-				verbs = res.Hooks.Verbs
-			}
+			verbs := res.verbs()
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
 				Verbs: verbs, StorageVersionHash: storageVersionHash(res.GroupVersionKind()),

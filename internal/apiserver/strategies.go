@@ -58,7 +58,7 @@ var strategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "configmaps"}: {ShortNames: []string{"cm"}, Table: configMapTable},
 	{Resource: "services"}: {
-		ShortNames: []string{"svc"}, ResetStatusOnCreate: true,
+		ShortNames: []string{"svc"}, Table: serviceTable, ResetStatusOnCreate: true,
 		Fields: func(obj runtime.Object) fields.Set {
 			s := obj.(*corev1.Service)
 			return fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
@@ -67,23 +67,24 @@ var strategies = map[schema.GroupResource]strategy{
 		Default:    defaultService,
 		Allocate:   allocateService,
 	},
-	{Resource: "endpoints"}: {ShortNames: []string{"ep"}, Default: defaultEndpoints},
+	{Resource: "endpoints"}: {ShortNames: []string{"ep"}, Table: endpointsTable, Default: defaultEndpoints},
 	{Resource: "secrets"}: {
+		Table:      secretTable,
 		Fields:     func(obj runtime.Object) fields.Set { return fields.Set{"type": string(obj.(*corev1.Secret).Type)} },
 		FieldLabel: fieldLabels("type", "metadata.namespace", "metadata.name"),
 		Default:    defaultSecret,
 	},
-	{Resource: "serviceaccounts"}: {ShortNames: []string{"sa"}},
+	{Resource: "serviceaccounts"}: {ShortNames: []string{"sa"}, Table: serviceAccountTable},
 	{Resource: "events"}: {
-		ShortNames: []string{"ev"},
-		Fields:     func(obj runtime.Object) fields.Set { return eventFields(obj.(*corev1.Event)) },
+		ShortNames: []string{"ev"}, Table: eventTable,
+		Fields: func(obj runtime.Object) fields.Set { return eventFields(obj.(*corev1.Event)) },
 		FieldLabel: fieldLabels("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
 			"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
 			"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
 			"metadata.namespace", "metadata.name"),
 	},
 	{Resource: "persistentvolumeclaims"}: {
-		ShortNames: []string{"pvc"}, ResetStatusOnCreate: true,
+		ShortNames: []string{"pvc"}, Table: persistentVolumeClaimTable, ResetStatusOnCreate: true,
 		Default: defaultPVC,
 		Admit: func(obj runtime.Object, _ metav1.Time) {
 			if p := obj.(*corev1.PersistentVolumeClaim); p.Status.Phase == "" {
@@ -111,7 +112,7 @@ var strategies = map[schema.GroupResource]strategy{
 		Default: defaultDeployment,
 	},
 	{Group: "apps", Resource: "replicasets"}: {
-		ShortNames: []string{"rs"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"rs"}, Table: replicaSetTable, Generation: true, ResetStatusOnCreate: true,
 		Default: func(obj runtime.Object, _ metav1.Time) {
 			rs := obj.(*appsv1.ReplicaSet)
 			if rs.Spec.Replicas == nil {
@@ -121,11 +122,11 @@ var strategies = map[schema.GroupResource]strategy{
 		},
 	},
 	{Group: "apps", Resource: "statefulsets"}: {
-		ShortNames: []string{"sts"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"sts"}, Table: statefulSetTable, Generation: true, ResetStatusOnCreate: true,
 		Default: defaultStatefulSet,
 	},
 	{Group: "apps", Resource: "daemonsets"}: {
-		ShortNames: []string{"ds"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"ds"}, Table: daemonSetTable, Generation: true, ResetStatusOnCreate: true,
 		Default: defaultDaemonSet,
 	},
 
@@ -133,8 +134,8 @@ var strategies = map[schema.GroupResource]strategy{
 	// field names (pkg/apis/events/v1/conversion.go maps them to the
 	// core ones). The workshop cluster stores the two apart.
 	{Group: "events.k8s.io", Resource: "events"}: {
-		ShortNames: []string{"ev"},
-		Fields:     func(obj runtime.Object) fields.Set { return eventsV1Fields(obj.(*eventsv1.Event)) },
+		ShortNames: []string{"ev"}, Table: eventTable,
+		Fields: func(obj runtime.Object) fields.Set { return eventsV1Fields(obj.(*eventsv1.Event)) },
 		FieldLabel: fieldLabels("reason", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 			"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reportingController",
 			"type", "metadata.namespace", "metadata.name"),
@@ -147,7 +148,7 @@ var strategies = map[schema.GroupResource]strategy{
 
 	// batch
 	{Group: "batch", Resource: "jobs"}: {
-		Generation: true, ResetStatusOnCreate: true,
+		Table: jobTable, Generation: true, ResetStatusOnCreate: true,
 		Fields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 		},
@@ -162,34 +163,39 @@ var strategies = map[schema.GroupResource]strategy{
 		Admit:   admitJob,
 	},
 	{Group: "batch", Resource: "cronjobs"}: {
-		ShortNames: []string{"cj"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"cj"}, Table: cronJobTable, Generation: true, ResetStatusOnCreate: true,
 		Default: defaultCronJob,
 	},
 
 	// networking.k8s.io
 	{Group: "networking.k8s.io", Resource: "ingresses"}: {
-		ShortNames: []string{"ing"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"ing"}, Table: ingressTable, Generation: true, ResetStatusOnCreate: true,
 	},
 	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {Generation: true},
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
-		ShortNames: []string{"netpol"}, Generation: true,
+		ShortNames: []string{"netpol"}, Table: networkPolicyTable, Generation: true,
 		Default: defaultNetworkPolicy,
 	},
 
 	// policy
 	{Group: "policy", Resource: "poddisruptionbudgets"}: {
-		ShortNames: []string{"pdb"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"pdb"}, Table: podDisruptionBudgetTable, Generation: true, ResetStatusOnCreate: true,
 	},
 
 	// storage.k8s.io, scheduling.k8s.io
 	{Group: "storage.k8s.io", Resource: "storageclasses"}: {
-		ShortNames: []string{"sc"},
-		Default:    defaultStorageClass,
+		ShortNames: []string{"sc"}, Table: storageClassTable,
+		Default: defaultStorageClass,
 	},
-	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {ShortNames: []string{"pc"}, Generation: true},
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {ShortNames: []string{"pc"}, Table: priorityClassTable, Generation: true},
+
+	// coordination.k8s.io, rbac.authorization.k8s.io: stored as sent.
+	{Group: "coordination.k8s.io", Resource: "leases"}:                    {Table: leaseTable},
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Table: roleBindingTable},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Table: clusterRoleBindingTable},
 
 	// discovery.k8s.io
-	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {Generation: true},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {Generation: true, Table: endpointSliceTable},
 }
 
 // fieldLabels is a field label conversion that accepts labels as they

@@ -28,8 +28,10 @@ import (
 // k8s.io/kubernetes/pkg/printers/internalversion/printers.go (AddHandlers
 // for the column definitions; printPod, printDeployment, printConfigMap,
 // printNamespace and printNode for the cells), which this package cannot
-// import; they are written out below for the kinds the workshop cluster
-// serves, each rule beside the upstream function it copies. The table
+// import; they are written out below and in table_kinds.go (services,
+// secrets, jobs, rbac bindings... each kind's print<Kind>) for the kinds
+// the workshop cluster serves, each rule beside the upstream function it
+// copies; the kinds with none there get Name and Age. The table
 // around them is kube-apiserver's asTable and TableConvertor
 // (apiserver/pkg/endpoints/handlers/response.go,
 // kubernetes/pkg/printers/storage).
@@ -42,6 +44,9 @@ type tablePrinter struct {
 	// kubectl hides priority-1 columns unless -o wide. age formats a
 	// timestamp relative to the server's clock.
 	cells func(obj runtime.Object, age func(metav1.Time) string) []any
+	// listCells, if set, fills a list's rows where one row depends on
+	// the others (a StorageClass list marks its default).
+	listCells func(items []runtime.Object, age func(metav1.Time) string) [][]any
 }
 
 // tableOptions are a Table request's own parameters (metav1.TableOptions)
@@ -102,9 +107,18 @@ func (as *transformation) toTable(obj runtime.Object) (runtime.Object, error) {
 		table.ResourceVersion = metaOf(obj).GetResourceVersion()
 		items = []runtime.Object{obj}
 	}
+	var cells [][]any
+	if _, list := obj.(metav1.ListInterface); list && p.listCells != nil {
+		cells = p.listCells(items, age)
+	}
 	table.Rows = make([]metav1.TableRow, 0, len(items))
-	for _, item := range items {
-		row := metav1.TableRow{Cells: p.cells(item, age)}
+	for i, item := range items {
+		row := metav1.TableRow{}
+		if cells != nil {
+			row.Cells = cells[i]
+		} else {
+			row.Cells = p.cells(item, age)
+		}
 		if pod, ok := item.(*corev1.Pod); ok {
 			row.Conditions = podRowConditions(pod)
 		}

@@ -17,6 +17,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	"k8s.io/client-go/discovery"
+
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
@@ -267,6 +270,7 @@ func TestCRDLifecycle(t *testing.T) {
 	c.replay("80-crd-create")
 	c.replay("81-crd-established")
 	c.replay("82-crd-discovery")
+	c.aggregatedEntry(true)
 	c.replay("84-cr-create-defaulted-pruned")
 	c.replay("85-cr-validation-422")
 	c.replay("86-cr-status-subresource")
@@ -278,4 +282,39 @@ func TestCRDLifecycle(t *testing.T) {
 	c.same("88-cr-table", got, table.answer)
 	c.replay("89b-cr-watchlist-later")
 	c.replay("90-crd-delete")
+	c.aggregatedEntry(false)
+}
+
+// aggregatedEntry: /apis in aggregated discovery, as client-go's
+// discovery client asks for it, has the example.com group exactly as
+// transcript 83 recorded it (only that entry was kept), with the
+// recorded Content-Type, Vary and Cache-Control; served says whether the
+// CRD is.
+func (c *client) aggregatedEntry(served bool) {
+	c.t.Helper()
+	rec := transcript(c.t, "83-crd-aggregated-discovery-entry")[0]
+	code, h, body := c.do(http.MethodGet, "/apis", nil, discovery.AcceptV2+","+discovery.AcceptV1)
+	if code != rec.code || h.Get("Content-Type") != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" ||
+		h.Get("Vary") != "Accept" || h.Get("Cache-Control") != "public" || h.Get("ETag") == "" {
+		c.t.Errorf("/apis aggregated: HTTP %d %v", code, h)
+	}
+	var list apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(body, &list); err != nil {
+		c.t.Fatal(err)
+	}
+	var entry []apidiscoveryv2.APIGroupDiscovery
+	for _, g := range list.Items {
+		if g.Name == "example.com" {
+			entry = append(entry, g)
+		}
+	}
+	if !served {
+		if len(entry) != 0 {
+			c.t.Errorf("example.com still in aggregated discovery: %v", entry)
+		}
+		return
+	}
+	list.Items = entry
+	got, _ := json.Marshal(list)
+	c.same("83-crd-aggregated-discovery-entry", got, rec.answer)
 }
