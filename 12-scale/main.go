@@ -339,9 +339,8 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 	}
 	r.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock,
-		// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod. A short
-		// RetryPeriod makes takeovers quick; the 3 s RenewDeadline lets a
-		// busy leader's renewal be late without losing the Lease.
+		// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod: quick takeovers,
+		// and a busy leader may renew up to 3 s late without losing it.
 		LeaseDuration:   4 * time.Second,
 		RenewDeadline:   3 * time.Second,
 		RetryPeriod:     100 * time.Millisecond,
