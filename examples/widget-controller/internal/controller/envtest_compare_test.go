@@ -125,4 +125,3 @@ func roundAll(ds []time.Duration) []time.Duration {
 	}
 	return out
 }
-
