@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -35,8 +37,33 @@ func TestUseExistingCluster(t *testing.T) {
 	t.Setenv("KUBECONFIG", kubeconfig)
 	t.Setenv("USE_EXISTING_CLUSTER", "true")
 
-	env := &envtest.Environment{CRDDirectoryPaths: crdPaths, ErrorIfCRDPathMissing: true}
-	restConfig, err := env.Start()
+	restConfig := startEnvtest(t)
+	if restConfig.Host != c.URL() {
+		t.Fatalf("envtest's config is for %s, want the workshop cluster at %s", restConfig.Host, c.URL())
+	}
+	testWidget(t, restConfig)
+}
+
+// TestEnvtest is the suite as an envtest user runs it, on whatever envtest
+// starts or finds: a kube-apiserver and etcd from KUBEBUILDER_ASSETS, or,
+// with USE_EXISTING_CLUSTER=true, the cluster KUBECONFIG names, e.g. one
+// that go run ./cmd/workshop-cluster serves (see the README).
+func TestEnvtest(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("USE_EXISTING_CLUSTER") != "true" {
+		t.Skip("neither KUBEBUILDER_ASSETS nor USE_EXISTING_CLUSTER=true is set: nothing for envtest to start or use")
+	}
+	testWidget(t, startEnvtest(t))
+}
+
+// startEnvtest starts envtest with the Widget CRD installed (and removed
+// again when t ends) and returns its config.
+func startEnvtest(t testing.TB) *rest.Config {
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     crdPaths,
+		ErrorIfCRDPathMissing: true,
+		CRDInstallOptions:     envtest.CRDInstallOptions{CleanUpAfterUse: true},
+	}
+	cfg, err := env.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +72,5 @@ func TestUseExistingCluster(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if restConfig.Host != c.URL() {
-		t.Fatalf("envtest's config is for %s, want the workshop cluster at %s", restConfig.Host, c.URL())
-	}
-	testWidget(t, restConfig)
+	return cfg
 }

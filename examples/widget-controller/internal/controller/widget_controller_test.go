@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"maps"
 	"testing"
 
@@ -32,6 +33,12 @@ func testWidget(t testing.TB, cfg *rest.Config) {
 	if err := k8sClient.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// On envtest the namespace stays Terminating: no namespace controller.
+		if err := k8sClient.Delete(context.Background(), ns); err != nil {
+			t.Error(err)
+		}
+	})
 
 	w := &examplev1.Widget{
 		ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: ns.Name},
