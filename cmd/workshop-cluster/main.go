@@ -29,8 +29,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/crd"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
