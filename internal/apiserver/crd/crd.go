@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -110,6 +111,16 @@ func (h *handler) resource() *apiserver.Resource {
 		StatusSubresource: true, DeleteCollection: true,
 	}
 	r.ShortNames = []string{"crd", "crds"}
+	// kube-apiserver prints CRDs with its default TableConvertor
+	// (apiserver pkg/registry/rest/table.go): Name and Created At.
+	meta := metav1.ObjectMeta{}.SwaggerDoc()
+	r.Table = apiserver.NewTable([]metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: meta["name"]},
+		{Name: "Created At", Type: "date", Description: meta["creationTimestamp"]},
+	}, func(obj runtime.Object, _ func(metav1.Time) string) []any {
+		m := obj.(*apiextensionsv1.CustomResourceDefinition)
+		return []any{m.Name, m.CreationTimestamp.UTC().Format(time.RFC3339)}
+	})
 	r.Generation = true
 	// apiextensions-apiserver's strategy.PrepareForCreate: the status is
 	// the server's; storedVersions starts with the storage version.
