@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
@@ -243,11 +244,16 @@ func printAliasing(out io.Writer, stored, copied, aliased *corev1.ConfigMap) {
 
 // printWaiting shows that the consistent Get has not returned: it
 // cannot, while the informer has not seen the write.
+//
+// Nothing shows a call blocked, so it gives the Get 50 ms to return
+// (it reads from memory: it would, in far less) before it says that the
+// Get waits. A Get that does not wait prints another line, which the
+// golden test catches; a Get that waits always prints this one.
 func printWaiting(out io.Writer, got <-chan string) {
 	select {
 	case res := <-got:
 		fmt.Fprintf(out, "  Get returned at once: %s\n", res)
-	default:
+	case <-time.After(50 * time.Millisecond):
 		fmt.Fprintln(out, "  Get (consistent) is waiting for the informer to see the Update's resourceVersion")
 	}
 }

@@ -47,7 +47,16 @@ func TestChaptersOnRealCluster(t *testing.T) {
 					t.Errorf("run %d: exit status %d:\n%s", run, r.code, r.stderr)
 				}
 				got := renamedMain.ReplaceAll([]byte(r.stdout), []byte("main."))
-				for _, problem := range chaptertest.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, want)) {
+				problems := chaptertest.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, want))
+				// A cluster without a feature gate a chapter can use
+				// (12's ShardedListAndWatch) gives the output pinned in
+				// <chapter>-gate-off.golden: one line says so.
+				if alt, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+"-gate-off.golden")); err == nil && len(problems) > 0 {
+					if len(chaptertest.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, alt))) == 0 {
+						problems = nil
+					}
+				}
+				for _, problem := range problems {
 					t.Errorf("run %d: %s", run, problem)
 				}
 				if left := leftovers(t, admin, runner.DefaultNamespace); len(left) > 0 {
