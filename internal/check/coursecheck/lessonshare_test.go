@@ -26,9 +26,19 @@ import (
 const lessonTarget = 55
 
 // lessonFloor is, per chapter, the share (percent) its main.go has
-// reached: TestLessonShare fails when a change lowers it. Raise a floor
-// when a chapter gains; a chapter above lessonTarget needs no entry.
-var lessonFloor = map[string]int{}
+// reached: TestLessonShare fails when a change lowers it (a ratchet).
+// Raise a floor when a chapter gains; a chapter at lessonTarget needs
+// no entry, since the target holds for every chapter.
+var lessonFloor = map[string]int{
+	"01-watch":              58,
+	"02-deltafifo":          60,
+	"04-indexer":            58,
+	"06-factory":            58,
+	"09-metadata":           58,
+	"10-lifecycle":          56,
+	"11-controller-runtime": 64,
+	"12-scale":              56,
+}
 
 // lessonReferences are files outside the course counted the same way,
 // printed under the table so that a share can be judged: client-go's
