@@ -166,9 +166,24 @@ func (s *store) currentRV() uint64 {
 	return s.rv
 }
 
+// stillServed reports, under s.mu, whether res is still what the
+// registry serves: a request routed before a CRD's update or delete
+// (which replace or remove its resource under s.mu) must not act on the
+// old one. It answers as kube-apiserver does once a CRD's storage is
+// gone: 404 with no name.
+func (s *store) stillServed(res *Resource) error {
+	if s.reg.lookup(res.GVR) != res {
+		return errNoRoute()
+	}
+	return nil
+}
+
 func (s *store) get(res *Resource, namespace, name string) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	obj, ok := s.objects[res][objectKey(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
@@ -215,6 +230,9 @@ func (s *store) nameSuffix() string {
 func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	return s.createLocked(res, namespace, manager, obj, false)
 }
 
@@ -386,6 +404,9 @@ func validatePodUpdate(res *Resource, next, old runtime.Object) error {
 func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	return s.updateLocked(res, namespace, name, subresource, manager, obj, false)
 }
 
@@ -478,6 +499,9 @@ type deleteResult struct {
 func (s *store) delete(res *Resource, namespace, name string) (deleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return deleteResult{}, err
+	}
 	return s.deleteLocked(res, namespace, name)
 }
 
@@ -558,6 +582,9 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 func (s *store) deleteCollection(res *Resource, o listOptions) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	var deleted []runtime.Object
 	for _, key := range sortedKeys(s.objects[res]) {
 		obj := s.objects[res][key]
@@ -600,6 +627,9 @@ type listOptions struct {
 func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	at := s.rv
 	start := ""
 	if o.Continue != "" {

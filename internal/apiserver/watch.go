@@ -135,6 +135,9 @@ const InitialEventsAnnotation = metav1.InitialEventsAnnotationKey
 func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	w := &watcher{
 		res: res, namespace: o.Namespace, label: o.Label, field: o.Field, shard: o.Shard,
 		bookmarks: o.AllowBookmarks, startRV: s.rv,
