@@ -12,12 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
 )
 
 // TestProcessDeltasMatchesInformer pins step 4's claim that the handler
@@ -77,8 +77,7 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 			}
 		}
 	}
-	lw := &scripted{watches: make(chan *watch.RaceFreeFakeWatcher, 10)}
-	lw.setList("10", corePod("pod-1", 1, "1"), corePod("pod-2", 1, "2"), corePod("pod-3", 1, "3"))
+	lw := scripted.New(corePods("10", corePod("pod-1", 1, "1"), corePod("pod-2", 1, "2"), corePod("pod-3", 1, "3")))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
@@ -92,14 +91,14 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 
 	var want []string
 	want = append(want, await(t, calls, 3)...) // initialList
-	w := lw.next(t)
+	w := lw.Next(t)
 	w.Modify(corePod("pod-1", 2, "11")) // relist: the Update, then
 	want = append(want, await(t, calls, 1)...)
-	lw.setList("20", corePod("pod-1", 3, "12"), corePod("pod-2", 1, "2"))
+	lw.SetList(corePods("20", corePod("pod-1", 3, "12"), corePod("pod-2", 1, "2")))
 	gone := apierrors.NewResourceExpired("too old resource version")
 	w.Error(&gone.ErrStatus) // the Replace, after a 410
 	want = append(want, await(t, calls, 3)...)
-	w = lw.next(t)
+	w = lw.Next(t)
 	w.Action(watch.Bookmark, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "25"}})
 	w.Modify(corePod("pod-2", 2, "26"))
 	want = append(want, await(t, calls, 1)...)
@@ -205,52 +204,11 @@ func corePod(name string, version int, rv string) *corev1.Pod {
 	}}
 }
 
-// scripted is a ListerWatcher the test drives: List returns the current
-// list, and each Watch a fresh fake watcher, handed to the test. It opts
-// out of watch-list, so the reflector LISTs, then WATCHes.
-type scripted struct {
-	mu      sync.Mutex
-	rv      string
-	items   []corev1.Pod
-	watches chan *watch.RaceFreeFakeWatcher
-}
-
-func (s *scripted) setList(rv string, pods ...*corev1.Pod) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rv, s.items = rv, nil
+// corePods is a pod list at resourceVersion rv.
+func corePods(rv string, pods ...*corev1.Pod) *corev1.PodList {
+	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
 	for _, p := range pods {
-		s.items = append(s.items, *p)
+		list.Items = append(list.Items, *p)
 	}
+	return list
 }
-
-// List returns new objects on every call, as a server would.
-func (s *scripted) List(metav1.ListOptions) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := &corev1.PodList{Items: slices.Clone(s.items)}
-	list.ResourceVersion = s.rv
-	return list, nil
-}
-
-func (s *scripted) Watch(metav1.ListOptions) (watch.Interface, error) {
-	w := watch.NewRaceFreeFake()
-	s.watches <- w
-	return w, nil
-}
-
-func (*scripted) IsWatchListSemanticsUnSupported() bool { return true }
-
-// next returns the watcher of the informer's next Watch call.
-func (s *scripted) next(t *testing.T) *watch.RaceFreeFakeWatcher {
-	t.Helper()
-	select {
-	case w := <-s.watches:
-		return w
-	case <-time.After(10 * time.Second):
-		t.Fatal("the informer made no Watch call")
-		return nil
-	}
-}
-
-var _ cache.ListerWatcher = &scripted{}

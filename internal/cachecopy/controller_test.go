@@ -11,11 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
 )
 
 // TestProcessDeltasMatchesInformer pins the copy: the same reflector
@@ -30,7 +29,7 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 		t.Skip("AtomicFIFO is off: a relist is not one delta")
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	lw := newScripted(demo("a", "10"), demo("b", "11"))
+	lw := scripted.New(configMaps("11", demo("a", "10"), demo("b", "11")))
 	calls := make(chan string, 100)
 	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
@@ -49,16 +48,16 @@ func TestProcessDeltasMatchesInformer(t *testing.T) {
 
 	// Three watch events, then a 410 that makes the reflector relist;
 	// by then b is gone from the list (deleted unseen), c is new.
-	w := lw.next(t)
+	w := lw.Next(t)
 	w.Add(demo("c", "12"))
 	w.Modify(demo("a", "13"))
 	w.Delete(demo("b", "14"))
 	want = append(want, await(t, calls, 3)...)
-	lw.setList("16", demo("a", "13"), demo("d", "15"))
+	lw.SetList(configMaps("16", demo("a", "13"), demo("d", "15")))
 	gone := apierrors.NewResourceExpired("too old resource version")
 	w.Error(&gone.ErrStatus)
 	want = append(want, await(t, calls, 3)...)
-	lw.next(t) // the relist ends with a new watch
+	lw.Next(t) // the relist ends with a new watch
 
 	// The same calls by hand. Each queues one delta, popped at once.
 	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
@@ -147,58 +146,11 @@ func await(t *testing.T, calls <-chan string, n int) []string {
 	return got
 }
 
-// scripted is a ListerWatcher the test drives: List returns the current
-// list and each Watch a fresh fake watcher, handed to the test. It opts
-// out of watch-list, so the reflector LISTs then WATCHes.
-type scripted struct {
-	mu      sync.Mutex
-	rv      string
-	items   []corev1.ConfigMap
-	watches chan *watch.RaceFreeFakeWatcher
-}
-
-func newScripted(objs ...*corev1.ConfigMap) *scripted {
-	s := &scripted{watches: make(chan *watch.RaceFreeFakeWatcher, 10)}
-	s.setList("11", objs...)
-	return s
-}
-
-func (s *scripted) setList(rv string, objs ...*corev1.ConfigMap) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rv, s.items = rv, nil
+// configMaps is a ConfigMap list at resourceVersion rv.
+func configMaps(rv string, objs ...*corev1.ConfigMap) *corev1.ConfigMapList {
+	list := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
 	for _, o := range objs {
-		s.items = append(s.items, *o)
+		list.Items = append(list.Items, *o)
 	}
+	return list
 }
-
-// List returns new objects on every call, as a server would.
-func (s *scripted) List(metav1.ListOptions) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := &corev1.ConfigMapList{Items: slices.Clone(s.items)}
-	list.ResourceVersion = s.rv
-	return list, nil
-}
-
-func (s *scripted) Watch(metav1.ListOptions) (watch.Interface, error) {
-	w := watch.NewRaceFreeFake()
-	s.watches <- w
-	return w, nil
-}
-
-func (*scripted) IsWatchListSemanticsUnSupported() bool { return true }
-
-// next returns the watcher of the informer's next Watch call.
-func (s *scripted) next(t *testing.T) *watch.RaceFreeFakeWatcher {
-	t.Helper()
-	select {
-	case w := <-s.watches:
-		return w
-	case <-time.After(10 * time.Second):
-		t.Fatal("no Watch call in 10s")
-		return nil
-	}
-}
-
-var _ cache.ListerWatcher = &scripted{}

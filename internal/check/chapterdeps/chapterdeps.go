@@ -51,6 +51,7 @@ import (
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/runner"
