@@ -54,10 +54,14 @@ func mainExit(chapter string, x Extras, args []string, stdout, stderr io.Writer,
 	defer deny(nil)
 	quietAfterEnd()
 	defer f.QuietKlogAfter(ctx)()
+	stdout, finish, err := f.Traced(ctx, chapter, stdout, stderr)
+	if err != nil {
+		return exit(ctx, chapter, stderr, err)
+	}
 
 	c, err := Connect(ctx, opts)
 	if err != nil {
-		return exit(ctx, chapter, stderr, err)
+		return finish(exit(ctx, chapter, stderr, err))
 	}
 	c.stopOnForbidden(deny)
 	if !c.Embedded() {
@@ -71,7 +75,7 @@ func mainExit(chapter string, x Extras, args []string, stdout, stderr io.Writer,
 	}
 	code = exit(rctx, chapter, stderr, runErr)
 	done()
-	return code
+	return finish(code)
 }
 
 // exit is runner.Exit, but a run ended by a 403 failed with that 403,

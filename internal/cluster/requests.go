@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // requestLog is a client-side request log: every request that a client
@@ -31,7 +32,14 @@ type clientTransport struct {
 
 func (t clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.reqLog.add(r)
+	var traced *apiserver.Request
+	if trace.On() {
+		traced = traceRequest(r)
+	}
 	resp, err := t.faults.roundTrip(t.next, r)
+	if traced != nil {
+		traceResult(*traced, resp, err)
+	}
 	if err == nil && resp.StatusCode == http.StatusForbidden && !t.allow403 {
 		t.reqLog.forbidden(r, resp)
 	}

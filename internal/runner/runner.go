@@ -41,6 +41,8 @@ type Flags struct {
 	Namespace  string // --namespace
 	Step       bool   // --step: wait for Enter between steps
 	Verbosity  int    // -v: client-go's log verbosity on stderr
+	View       int    // --view: the live page's port (0: a free one), -1 for none
+	Trace      string // --trace: write the replayable page here
 }
 
 // ClusterFlagsSet reports whether any flag that picks a cluster was given.
@@ -67,6 +69,9 @@ func ParseWith(chapter, usage string, own func(*flag.FlagSet), args []string, st
 	fs.StringVar(&f.Namespace, "namespace", DefaultNamespace, "the namespace the chapter works in")
 	fs.BoolVar(&f.Step, "step", false, "pause before each step until Enter (when stdin is a terminal)")
 	fs.IntVar(&f.Verbosity, "v", 0, "client-go log verbosity on stderr (try 4 to watch the reflector work)")
+	f.View = -1
+	fs.Var(viewFlag{&f.View}, "view", "serve a page on 127.0.0.1 that shows the pipeline live (--view=PORT for a fixed port)")
+	fs.StringVar(&f.Trace, "trace", "", "write the run to this HTML `file`, a page that replays it offline")
 	if own != nil {
 		own(fs)
 	}
@@ -164,9 +169,13 @@ func mainInMemory(chapter string, args []string, stdout, stderr io.Writer, run f
 	}
 	ctx, stop := Signals()
 	defer stop()
+	stdout, finish, err := f.Traced(ctx, chapter, stdout, stderr)
+	if err != nil {
+		return Exit(ctx, chapter, stderr, err, nil)
+	}
 	ctx, out, done := Output(ctx, chapter, f.Step, stdout, stderr)
-	err := run(ctx, out)
+	err = run(ctx, out)
 	code = Exit(ctx, chapter, stderr, err, nil)
 	done()
-	return code
+	return finish(code)
 }

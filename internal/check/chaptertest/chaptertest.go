@@ -22,6 +22,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // Start connects t to a new workshop cluster, closed when t ends. It
@@ -56,16 +57,38 @@ func Golden(t *testing.T, chapter string, run cluster.RunFunc) {
 func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
 	t.Helper()
 	c := StartWith(t, o)
-	golden.Assert(t, chapter, Run(t, chapter, func(ctx context.Context, out io.Writer) error {
+	out, tr := RunTraced(t, chapter, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, out, c)
-	}))
+	})
+	golden.Assert(t, chapter, out)
+	golden.Assert(t, chapter+".trace", []byte(trace.Format(tr)))
 }
 
 // GoldenInMemory is Golden for a chapter that needs no cluster.
 func GoldenInMemory(t *testing.T, chapter string, run func(context.Context, io.Writer) error) {
 	t.Helper()
 	leakcheck.Verify(t)
-	golden.Assert(t, chapter, Run(t, chapter, run))
+	out, tr := RunTraced(t, chapter, run)
+	golden.Assert(t, chapter, out)
+	golden.Assert(t, chapter+".trace", []byte(trace.Format(tr)))
+}
+
+// RunTraced is Run with the run recorded as --trace records it: the
+// chapter's output is the same (the golden files pin both), and the
+// trace is what the page would show.
+func RunTraced(t *testing.T, chapter string, run func(context.Context, io.Writer) error) ([]byte, trace.Trace) {
+	t.Helper()
+	rec := trace.New(chapter)
+	uninstall, err := trace.Install(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uninstall()
+	out := Run(t, chapter, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, trace.Tap(out, rec))
+	})
+	rec.End()
+	return out, rec.Trace()
 }
 
 // Run runs a chapter under the runner's guard, as main does, and returns

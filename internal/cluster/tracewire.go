@@ -1,0 +1,268 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+)
+
+// The trace's two lanes nearest the server are recorded here, in the
+// transport every client of the chapter goes through, so they read the
+// same on a real cluster: the wire (each request as it leaves, each
+// watch event or bookmark as it arrives) and the API server (each
+// answer: its status, and the object or list it carried).
+
+// traceRequest records a request as it leaves the client; nil for one
+// that is not an API request (discovery, /version), as the request log
+// leaves those out too.
+func traceRequest(r *http.Request) *apiserver.Request {
+	req := apiserver.NewRequest(r)
+	if req.Verb == "" {
+		return nil
+	}
+	text := strings.TrimPrefix(req.String(), req.Method+" ")
+	fn := "rest.(*Request).Do"
+	if req.Verb == "watch" {
+		fn = "rest.(*Request).Watch"
+	}
+	trace.Record(trace.Event{Lane: trace.Wire, Verb: req.Method, Text: req.Verb + " " + text, Func: fn}, nil)
+	return &req
+}
+
+// traceResult records the answer to req when client-go has read it,
+// and, for a watch, each event as it arrives; or that no answer came.
+func traceResult(req apiserver.Request, resp *http.Response, err error) {
+	if err != nil {
+		trace.Record(trace.Event{Lane: trace.Wire, Verb: "ERR", Text: req.Verb + " " + req.Resource + ": no answer: " + err.Error()}, nil)
+		return
+	}
+	watching := req.Verb == "watch" || req.Query.Get("watch") == "true"
+	if watching && resp.StatusCode == http.StatusOK {
+		trace.Record(trace.Event{Lane: trace.APIServer, Verb: "200", Text: "watch " + req.Resource + ": stream open"}, nil)
+		resp.Body = &tracedStream{ReadCloser: resp.Body, json: isJSON(resp)}
+		return
+	}
+	resp.Body = &tracedAnswer{ReadCloser: resp.Body, req: req, status: resp.StatusCode, json: isJSON(resp)}
+}
+
+func isJSON(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+// maxTraced bounds what a traced answer keeps to describe it.
+const maxTraced = 8 << 20
+
+// tracedAnswer is an answer's body: once read to its end (or closed), it
+// records what it carried.
+type tracedAnswer struct {
+	io.ReadCloser
+	req    apiserver.Request
+	status int
+	json   bool
+
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (a *tracedAnswer) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	if a.buf.Len() < maxTraced {
+		a.buf.Write(p[:n])
+	}
+	if err == io.EOF {
+		a.once.Do(a.record)
+	}
+	return n, err
+}
+
+func (a *tracedAnswer) Close() error {
+	a.once.Do(a.record)
+	return a.ReadCloser.Close()
+}
+
+// tracedBody is what a traced answer's JSON may hold: an object, a list, or
+// a Status.
+type tracedBody struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name            string `json:"name"`
+		Namespace       string `json:"namespace"`
+		ResourceVersion string `json:"resourceVersion"`
+		Continue        string `json:"continue"`
+	} `json:"metadata"`
+	Items   []json.RawMessage `json:"items"`
+	Rows    []json.RawMessage `json:"rows"`
+	Reason  string            `json:"reason"`
+	Message string            `json:"message"`
+}
+
+func (a *tracedAnswer) record() {
+	verb := a.req.Verb
+	if verb == "" {
+		verb = a.req.Method
+	}
+	e := trace.Event{Lane: trace.APIServer, Verb: fmt.Sprint(a.status), Text: verb + " " + a.req.Resource}
+	var obj any
+	var ans tracedBody
+	switch {
+	case !a.json:
+		e.Text += ": " + describeProtobuf(a.buf.Bytes(), &e, &obj)
+	case json.Unmarshal(a.buf.Bytes(), &ans) != nil:
+		e.Text += ": (not read whole)"
+	case ans.Kind == "Status":
+		e.Text += ": " + statusText(ans.Reason, ans.Message)
+	case strings.HasSuffix(ans.Kind, "List"):
+		e.Text += fmt.Sprintf(": %d items, rv=%s", len(ans.Items), ans.Metadata.ResourceVersion)
+		if ans.Metadata.Continue != "" {
+			e.Text += ", continue"
+		}
+	case ans.Kind == "Table":
+		e.Text += fmt.Sprintf(": Table, %d rows, rv=%s", len(ans.Rows), ans.Metadata.ResourceVersion)
+	default:
+		e.Text += ": " + strings.ToLower(ans.Kind) + "/" + ans.Metadata.Name + " rv=" + ans.Metadata.ResourceVersion
+		e.Key, e.RV = key(ans), ans.Metadata.ResourceVersion
+		obj = json.RawMessage(a.buf.Bytes())
+	}
+	trace.Record(e, obj)
+}
+
+// tracedStream is a watch's body: each event is recorded as it arrives
+// whole (kube-apiserver, like the workshop cluster, ends each JSON
+// event with a newline), then the stream's end.
+type tracedStream struct {
+	io.ReadCloser
+	json    bool
+	partial []byte
+	once    sync.Once
+}
+
+func (s *tracedStream) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	if s.json {
+		s.partial = append(s.partial, p[:n]...)
+		for {
+			i := bytes.IndexByte(s.partial, '\n')
+			if i < 0 {
+				break
+			}
+			recordFrame(s.partial[:i])
+			s.partial = s.partial[i+1:]
+		}
+	}
+	if err != nil {
+		s.once.Do(func() {
+			why := "ended by the server"
+			if err != io.EOF {
+				why = "ended: " + err.Error()
+			}
+			trace.Record(trace.Event{Lane: trace.Wire, Verb: "END", Text: "watch stream " + why}, nil)
+		})
+	}
+	return n, err
+}
+
+func (s *tracedStream) Close() error {
+	s.once.Do(func() {
+		trace.Record(trace.Event{Lane: trace.Wire, Verb: "END", Text: "watch stream closed by the client"}, nil)
+	})
+	return s.ReadCloser.Close()
+}
+
+// frame is one watch event on the wire.
+type frame struct {
+	Type   string          `json:"type"`
+	Object json.RawMessage `json:"object"`
+}
+
+func recordFrame(line []byte) {
+	var f frame
+	if json.Unmarshal(line, &f) != nil {
+		return
+	}
+	var o tracedBody
+	_ = json.Unmarshal(f.Object, &o)
+	var ann struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(f.Object, &ann)
+	e := trace.Event{Lane: trace.Wire, Verb: f.Type, Key: key(o), RV: o.Metadata.ResourceVersion, Func: "watch.(*StreamWatcher).receive"}
+	var obj any = f.Object
+	switch f.Type {
+	case "BOOKMARK":
+		e.Text = "rv=" + o.Metadata.ResourceVersion
+		if ann.Metadata.Annotations["k8s.io/initial-events-end"] == "true" {
+			e.Text += " k8s.io/initial-events-end"
+		}
+		obj = nil
+	case "ERROR":
+		e.Text = o.Reason + ": " + o.Message
+	default:
+		e.Text = strings.ToLower(o.Kind) + "/" + o.Metadata.Name + " rv=" + o.Metadata.ResourceVersion
+	}
+	trace.Record(e, obj)
+}
+
+// key is an object's cache key: namespace/name, or name.
+func key(a tracedBody) string {
+	if a.Metadata.Namespace == "" {
+		return a.Metadata.Name
+	}
+	return a.Metadata.Namespace + "/" + a.Metadata.Name
+}
+
+// describeProtobuf describes an answer in protobuf, which client-go's
+// typed clients ask for: decoded with client-go's scheme, as they
+// decode it. It sets e's key and rv, and *obj, for an object.
+func describeProtobuf(body []byte, e *trace.Event, obj *any) string {
+	o, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return fmt.Sprintf("%d bytes of protobuf", len(body))
+	}
+	if st, ok := o.(*metav1.Status); ok {
+		return statusText(string(st.Reason), st.Message)
+	}
+	if meta.IsListType(o) {
+		l, _ := meta.ListAccessor(o)
+		n := meta.LenList(o)
+		s := fmt.Sprintf("%d items, rv=%s", n, l.GetResourceVersion())
+		if l.GetContinue() != "" {
+			s += ", continue"
+		}
+		return s
+	}
+	m, err := meta.Accessor(o)
+	if err != nil {
+		return fmt.Sprintf("%d bytes of protobuf", len(body))
+	}
+	kind := o.GetObjectKind().GroupVersionKind().Kind
+	e.Key, e.RV = m.GetName(), m.GetResourceVersion()
+	if m.GetNamespace() != "" {
+		e.Key = m.GetNamespace() + "/" + e.Key
+	}
+	*obj = o
+	return strings.ToLower(kind) + "/" + m.GetName() + " rv=" + m.GetResourceVersion()
+}
+
+// statusText is a Status as one line: its reason and message, or
+// Success (a delete's answer).
+func statusText(reason, message string) string {
+	if reason == "" && message == "" {
+		return "Success"
+	}
+	return reason + ": " + message
+}

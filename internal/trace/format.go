@@ -1,0 +1,74 @@
+package trace
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Format is the trace as a golden file holds it: per step, its events
+// lane by lane in pipeline order, each lane's lines sorted, and a line
+// that repeats counted (×n) rather than repeated. Sorted because an
+// informer's goroutines run beside the chapter's, so the order between
+// two events the chapter did not order (two informers' requests, the
+// handler calls of an initial list) is not defined; what each step puts
+// on each lane is. The page replays the order the taps saw.
+func Format(t Trace) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "trace of %s: %d steps, %d events, %d objects (client-go %s)\n",
+		t.Chapter, len(t.Steps), len(t.Events), len(t.Objects), t.ClientGo)
+	byStep := make([][]Event, len(t.Steps)+1)
+	for _, e := range t.Events {
+		byStep[e.Step+1] = append(byStep[e.Step+1], e)
+	}
+	for i, events := range byStep {
+		switch {
+		case i == 0 && len(events) == 0:
+			continue
+		case i == 0:
+			b.WriteString("before the first step\n")
+		default:
+			b.WriteString(t.Steps[i-1].Title + "\n")
+		}
+		for lane := range Lanes {
+			var lines []string
+			for _, e := range events {
+				if int(e.Lane) == lane {
+					lines = append(lines, formatEvent(e))
+				}
+			}
+			slices.Sort(lines)
+			for j := 0; j < len(lines); {
+				n := 1
+				for j+n < len(lines) && lines[j+n] == lines[j] {
+					n++
+				}
+				count := ""
+				if n > 1 {
+					count = fmt.Sprintf("  ×%d", n)
+				}
+				fmt.Fprintf(&b, "  %-10s %s%s\n", Lanes[lane], lines[j], count)
+				j += n
+			}
+		}
+	}
+	return b.String()
+}
+
+func formatEvent(e Event) string {
+	s := e.Verb
+	if e.Text != "" {
+		s += " " + e.Text
+	}
+	if len(e.Keys) > 0 {
+		s += " keys=" + strings.Join(e.Keys, ",")
+	}
+	if e.Func != "" {
+		if Source(e.Func) == "" {
+			s += "  [unknown function " + e.Func + "]"
+		} else {
+			s += "  [" + e.Func + "]"
+		}
+	}
+	return s
+}
