@@ -141,7 +141,9 @@ func (a *tracedAnswer) record() {
 
 // tracedStream is a watch's body: each event is recorded as it arrives
 // whole (kube-apiserver, like the workshop cluster, ends each JSON
-// event with a newline), then the stream's end.
+// event with a newline), then the stream's end. Not who ended it: when
+// a chapter stops a watch, the server's end, the client's close and the
+// cancelled read race, and which comes first is beside the point.
 type tracedStream struct {
 	io.ReadCloser
 	json    bool
@@ -163,22 +165,18 @@ func (s *tracedStream) Read(p []byte) (int, error) {
 		}
 	}
 	if err != nil {
-		s.once.Do(func() {
-			why := "ended by the server"
-			if err != io.EOF {
-				why = "ended: " + err.Error()
-			}
-			trace.Record(trace.Event{Lane: trace.Wire, Verb: "END", Text: "watch stream " + why}, nil)
-		})
+		s.once.Do(s.end)
 	}
 	return n, err
 }
 
 func (s *tracedStream) Close() error {
-	s.once.Do(func() {
-		trace.Record(trace.Event{Lane: trace.Wire, Verb: "END", Text: "watch stream closed by the client"}, nil)
-	})
+	s.once.Do(s.end)
 	return s.ReadCloser.Close()
+}
+
+func (s *tracedStream) end() {
+	trace.Record(trace.Event{Lane: trace.Wire, Verb: "END", Text: "watch stream ended"}, nil)
 }
 
 // frame is one watch event on the wire.

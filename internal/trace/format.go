@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -13,6 +14,10 @@ import (
 // two events the chapter did not order (two informers' requests, the
 // handler calls of an initial list) is not defined; what each step puts
 // on each lane is. The page replays the order the taps saw.
+//
+// resourceVersions are masked (rv=N): where they are the lesson, the
+// chapter prints them and its golden output pins them; here, two
+// workers' writes would take them in either order.
 func Format(t Trace) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "trace of %s: %d steps, %d events, %d objects (client-go %s)\n",
@@ -32,10 +37,20 @@ func Format(t Trace) string {
 		}
 		for lane := range Lanes {
 			var lines []string
+			timed := map[string]bool{}
 			for _, e := range events {
-				if int(e.Lane) == lane {
-					lines = append(lines, formatEvent(e))
+				if int(e.Lane) != lane {
+					continue
 				}
+				line := formatEvent(e)
+				if e.Timed {
+					line += "  (on a timer: ×n varies)"
+					if timed[line] {
+						continue
+					}
+					timed[line] = true
+				}
+				lines = append(lines, line)
 			}
 			slices.Sort(lines)
 			for j := 0; j < len(lines); {
@@ -55,10 +70,13 @@ func Format(t Trace) string {
 	return b.String()
 }
 
+// resourceVersion matches a resourceVersion in an event's text.
+var resourceVersion = regexp.MustCompile(`(rv=|resourceVersion=|resource version: )\d+( \(\d+\))?`)
+
 func formatEvent(e Event) string {
 	s := e.Verb
 	if e.Text != "" {
-		s += " " + e.Text
+		s += " " + resourceVersion.ReplaceAllString(e.Text, "${1}N")
 	}
 	if len(e.Keys) > 0 {
 		s += " keys=" + strings.Join(e.Keys, ",")

@@ -71,6 +71,10 @@ type Event struct {
 	// Keys is what a store holds after a Replace.
 	Keys []string `json:"keys,omitempty"`
 	Obj  int      `json:"obj"` // index into Trace.Objects, -1 if none
+	// Timed is set on an event that a timer repeats (a resync, a retry
+	// after a backoff): how many there are depends on how long the step
+	// lasted, so Format counts them as "on a timer", not one by one.
+	Timed bool `json:"timed,omitempty"`
 	// Func is the client-go function that did it, Src its line at
 	// ClientGo (see Source).
 	Func string `json:"func"`
