@@ -54,14 +54,20 @@ func Golden(t *testing.T, chapter string, run cluster.RunFunc) {
 }
 
 // GoldenWith is Golden on a workshop cluster started with o (StartWith).
+// The run is recorded as --trace records it, from the cluster's
+// connection on, as main connects it, and the trace is compared with
+// testdata/<chapter>.trace.golden.
 func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
 	t.Helper()
+	rec, uninstall := installTrace(t, chapter)
+	defer uninstall()
 	c := StartWith(t, o)
-	out, tr := RunTraced(t, chapter, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, out, c)
+	out := Run(t, chapter, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, trace.Tap(out, rec), c)
 	})
+	rec.End()
 	golden.Assert(t, chapter, out)
-	golden.Assert(t, chapter+".trace", []byte(trace.Format(tr)))
+	golden.Assert(t, chapter+".trace", []byte(trace.Format(rec.Trace())))
 }
 
 // GoldenInMemory is Golden for a chapter that needs no cluster.
@@ -78,11 +84,7 @@ func GoldenInMemory(t *testing.T, chapter string, run func(context.Context, io.W
 // trace is what the page would show.
 func RunTraced(t *testing.T, chapter string, run func(context.Context, io.Writer) error) ([]byte, trace.Trace) {
 	t.Helper()
-	rec := trace.New(chapter)
-	uninstall, err := trace.Install(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, uninstall := installTrace(t, chapter)
 	defer uninstall()
 	out := Run(t, chapter, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, trace.Tap(out, rec))
@@ -102,6 +104,16 @@ func Run(t *testing.T, chapter string, run func(context.Context, io.Writer) erro
 		t.Fatalf("%v\noutput so far:\n%s", err, out.Bytes())
 	}
 	return out.Bytes()
+}
+
+func installTrace(t *testing.T, chapter string) (*trace.Recorder, func()) {
+	t.Helper()
+	rec := trace.New(chapter)
+	uninstall, err := trace.Install(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, uninstall
 }
 
 // README checks that the chapter's README.md quotes only what the
