@@ -216,16 +216,6 @@ func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.Erro
 		errs = append(errs, field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
 			[]string{string(apiextensionsinternal.NoneConverter)}))
 	}
-	check := func(path *field.Path, s *apiextensionsinternal.JSONSchemaProps) {
-		walkSchema(path, s, func(p *field.Path, s *apiextensionsinternal.JSONSchemaProps) {
-			if len(s.XValidations) > 0 {
-				errs = append(errs, field.Forbidden(p.Child("x-kubernetes-validations"), "the workshop cluster does not evaluate CEL validation rules"))
-			}
-		})
-	}
-	if crd.Spec.Validation != nil {
-		check(field.NewPath("spec", "validation", "openAPIV3Schema"), crd.Spec.Validation.OpenAPIV3Schema)
-	}
 	if len(crd.Spec.SelectableFields) > 0 {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
 	}
@@ -233,9 +223,7 @@ func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.Erro
 		if len(v.SelectableFields) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "versions").Index(i).Child("selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
 		}
-		if v.Schema != nil {
-			check(field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"), v.Schema.OpenAPIV3Schema)
-		}
+
 	}
 	return errs
 }
