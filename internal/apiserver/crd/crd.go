@@ -197,51 +197,14 @@ func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
 }
 
 // unsupported refuses what a CRD may ask for and the workshop cluster
-// does not do, rather than serving it wrong: conversion webhooks, and
-// CEL validation rules.
+// does not do, rather than serving it wrong: conversion webhooks (it
+// calls no webhooks).
 func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.ErrorList {
-	var errs field.ErrorList
-	served := 0
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			served++
-		}
-	}
-	if served > 1 {
-		// Every served version shares one storage in kube-apiserver;
-		// here each served version would be a store of its own.
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "versions"), "the workshop cluster serves one version of a CustomResourceDefinition at a time"))
-	}
 	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsinternal.WebhookConverter {
-		errs = append(errs, field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
-			[]string{string(apiextensionsinternal.NoneConverter)}))
+		return field.ErrorList{field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
+			[]string{string(apiextensionsinternal.NoneConverter)})}
 	}
-	if len(crd.Spec.SelectableFields) > 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
-	}
-	for i, v := range crd.Spec.Versions {
-		if len(v.SelectableFields) > 0 {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "versions").Index(i).Child("selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
-		}
-
-	}
-	return errs
-}
-
-func walkSchema(path *field.Path, s *apiextensionsinternal.JSONSchemaProps, visit func(*field.Path, *apiextensionsinternal.JSONSchemaProps)) {
-	if s == nil {
-		return
-	}
-	visit(path, s)
-	for name, p := range s.Properties {
-		walkSchema(path.Child("properties").Key(name), &p, visit)
-	}
-	if s.Items != nil {
-		walkSchema(path.Child("items"), s.Items.Schema, visit)
-	}
-	if s.AdditionalProperties != nil {
-		walkSchema(path.Child("additionalProperties"), s.AdditionalProperties.Schema, visit)
-	}
+	return nil
 }
 
 // committed is what apiextensions-apiserver's controllers do after a CRD
@@ -330,11 +293,15 @@ func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefi
 		}
 	}
 	next := &served{generation: crd.Generation}
+	st, err := newStorage(crd)
+	if err != nil {
+		return err
+	}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
 			continue
 		}
-		r, err := customResource(crd, v)
+		r, err := customResource(crd, v, st)
 		if err != nil {
 			return err
 		}
@@ -408,7 +375,7 @@ func setCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensions
 // customResource is the resource one served version of crd makes: its
 // objects are unstructured, read through the version's structural
 // schema.
-func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (*apiserver.Resource, error) {
+func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, st *storage) (*apiserver.Resource, error) {
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
 	listGVK := gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind)
 	r := &apiserver.Resource{
@@ -437,10 +404,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 			r.Scale = true
 		}
 	}
-	s, err := newSchema(gvk, v)
-	if err != nil {
-		return nil, err
-	}
+	s := st.schemas[v.Name]
 	columns, cells, err := table(v.AdditionalPrinterColumns)
 	if err != nil {
 		return nil, err
@@ -456,8 +420,18 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		NewFieldManager: fieldManagerFor(managedfields.NewDeducedTypeConverter(), gvk, unstructuredConverter{}, s, unstructuredCreater{}, resetFields...),
 		// apiextensions-apiserver's discovery lists these in this order
 		// (transcript 82).
-		Verbs: metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
+		Verbs:               metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
+		SubresourceNotFound: true,
 	}
+	if len(crd.Spec.Versions) > 1 {
+		// One storage for every version, as kube-apiserver's: each
+		// reads and writes it through the CRD's converter.
+		r.Hooks.Storage = st.key
+		r.Hooks.StorageVersion = st.version
+		r.Hooks.ToStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, v.Name, st.version) }
+		r.Hooks.FromStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, st.version, v.Name) }
+	}
+	r.Fields, r.FieldLabel = selectableFields(gvk, v.SelectableFields, st.converter)
 	if scale != nil {
 		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath}
 		if scale.LabelSelectorPath != nil {
