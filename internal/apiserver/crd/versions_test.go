@@ -1,8 +1,19 @@
 package crd
 
 import (
+	"context"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 )
 
 // TestCRDRealK8s replays what kube-apiserver v1.37.2 answered
@@ -41,5 +52,80 @@ func TestCRDRealK8s(t *testing.T) {
 		"105-crd-delete",
 	} {
 		c.replay("realk8s/" + name)
+	}
+}
+
+// TestCRDVersionsShareStorage: a watch through one version sees what is
+// written through the other, in its own version and pruned with its own
+// schema; a version no longer served leaves the objects to the others,
+// and serving it again shows them; conversion strategy Webhook is still
+// refused (the workshop cluster calls no webhooks; kube-apiserver
+// accepts such a CRD).
+func TestCRDVersionsShareStorage(t *testing.T) {
+	c := newClient(t)
+	c.do(http.MethodPost, "/api/v1/namespaces", []byte(`{"metadata":{"name":"wt-29d"}}`), "")
+	crdJSON, err := os.ReadFile(filepath.Join("testdata", "gizmo-crd.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := c.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crdJSON, ""); code != http.StatusCreated {
+		t.Fatalf("CRD: HTTP %d: %s", code, body)
+	}
+	dyn, err := dynamic.NewForConfig(c.s.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := dyn.Resource(schema.GroupVersionResource{Group: "wt29d.example.com", Version: "v1", Resource: "gizmos"}).Namespace("wt-29d")
+	v1beta1 := dyn.Resource(schema.GroupVersionResource{Group: "wt29d.example.com", Version: "v1beta1", Resource: "gizmos"}).Namespace("wt-29d")
+	ctx := context.Background()
+	w, err := v1beta1.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	g := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "wt29d.example.com/v1", "kind": "Gizmo",
+		"metadata": map[string]any{"name": "g1"},
+		"spec":     map[string]any{"color": "red", "mode": "fast", "minReplicas": int64(1), "maxReplicas": int64(2)},
+	}}
+	if _, err := v1.Create(ctx, g, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-w.ResultChan()
+	got := ev.Object.(*unstructured.Unstructured)
+	if ev.Type != watch.Added || got.GetAPIVersion() != "wt29d.example.com/v1beta1" {
+		t.Fatalf("v1beta1 watch: %s %s, want ADDED wt29d.example.com/v1beta1", ev.Type, got.GetAPIVersion())
+	}
+	if spec := got.Object["spec"].(map[string]any); spec["mode"] != nil || spec["tier"] != "gold" {
+		t.Errorf("v1beta1 watch: spec %v, want mode pruned (v1beta1 has none) and v1's default tier gold", spec)
+	}
+
+	// v1beta1 no longer served: its objects are v1's, and stay.
+	patch := `{"spec":{"versions":[{"name":"v1beta1","served":false,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},` +
+		`{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	if code, _, body := c.do(http.MethodPatch, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.wt29d.example.com", []byte(patch), ""); code != http.StatusOK {
+		t.Fatalf("CRD patch: HTTP %d: %s", code, body)
+	}
+	if _, err := v1beta1.Get(ctx, "g1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("v1beta1 no longer served: %v, want NotFound", err)
+	}
+	if _, err := v1.Get(ctx, "g1", metav1.GetOptions{}); err != nil {
+		t.Errorf("v1 after v1beta1 stopped: %v", err)
+	}
+	served := strings.Replace(patch, `"served":false`, `"served":true`, 1)
+	if code, _, body := c.do(http.MethodPatch, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.wt29d.example.com", []byte(served), ""); code != http.StatusOK {
+		t.Fatalf("CRD patch: HTTP %d: %s", code, body)
+	}
+	if got, err := v1beta1.Get(ctx, "g1", metav1.GetOptions{}); err != nil || got.GetAPIVersion() != "wt29d.example.com/v1beta1" {
+		t.Errorf("v1beta1 served again: %v, %v", got, err)
+	}
+
+	// Conversion strategy Webhook: refused.
+	webhook := strings.Replace(string(crdJSON), `"gizmos.wt29d.example.com"`, `"doodads.wt29d.example.com"`, 1)
+	webhook = strings.NewReplacer(`"plural":"gizmos"`, `"plural":"doodads"`, `"singular":"gizmo"`, `"singular":"doodad"`, `"kind":"Gizmo"`, `"kind":"Doodad"`, `"listKind":"GizmoList"`, `"listKind":"DoodadList"`).Replace(webhook)
+	webhook = strings.Replace(webhook, `"scope":"Namespaced",`, `"scope":"Namespaced","conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"https://example.com/convert"}}},`, 1)
+	code, _, body := c.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", []byte(webhook), "")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), `spec.conversion.strategy: Unsupported value: \"Webhook\": supported values: \"None\"`) {
+		t.Errorf("Webhook conversion: HTTP %d: %s", code, body)
 	}
 }
