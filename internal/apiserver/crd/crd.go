@@ -10,22 +10,39 @@
 //
 // What a custom resource's schema does is kube-apiserver's own code,
 // from k8s.io/apiextensions-apiserver: the CRD's validation
-// (pkg/apis/apiextensions/validation), the structural schema
-// (pkg/apiserver/schema NewStructural), pruning (schema/pruning) and
-// defaulting (schema/defaulting) as an object is read, and
-// openAPIV3Schema validation (pkg/apiserver/validation
-// NewSchemaValidator), whose errors are kube-apiserver's 422 with field
+// (pkg/apis/apiextensions/validation, which also compiles the CEL rules
+// and refuses what does not compile or costs too much, transcript 96),
+// the structural schema (pkg/apiserver/schema NewStructural), pruning
+// (schema/pruning) and defaulting (schema/defaulting) as an object is
+// read, openAPIV3Schema validation (pkg/apiserver/validation
+// NewSchemaValidator), CEL x-kubernetes-validations (schema/cel
+// NewValidator and Validate, with oldSelf on update and the runtime cost
+// budget, transcripts 99, 100), ratcheting of unchanged invalid fields
+// on update (the correlated objects of apiserver/pkg/cel/common, as the
+// customresource strategy builds them, transcript 102), and a CRD's
+// converter (pkg/apiserver/conversion: field labels, and for strategy
+// None the nopConverter). Errors are kube-apiserver's 422 with field
 // paths. What this package writes itself is what apiextensions-apiserver
 // keeps in packages that need etcd (its registry and controllers): the
-// CRD's conditions, the scale subresource's checks and the table
+// strategy's order of validations, the CRD's conditions, the scale
+// subresource's checks, selectable fields' values and the table
 // columns, each beside the upstream function it copies.
 //
+// Transcripts 96-105 are in testdata/realk8s, recorded on kube-apiserver
+// v1.37.2 by testdata/record.sh; the others are internal/apiserver's.
+//
+// Every served version of a CRD reads and writes one storage, as in
+// kube-apiserver (versions.go): objects are kept in the storage
+// version, a version's requests are pruned, defaulted and validated
+// with its own schema, discovery lists every served version (preferred
+// first by kube-aware version order) with the storage version's hash
+// (transcripts 98, 103). Field selectors name a version's
+// selectableFields (transcript 104).
+//
 // Not built, and refused when a CRD is created (a 422 Invalid naming the
-// field, as kube-apiserver answers a CRD it will not serve) rather than
-// served wrong: conversion strategy Webhook, x-kubernetes-validations
-// (CEL rules), selectableFields, and more than one served version
-// (kube-apiserver serves every version from one storage; here each would
-// be a store of its own). Not built either: the 429 "storage is
+// field) rather than served wrong: conversion strategy Webhook (the
+// workshop cluster calls no webhooks; kube-apiserver accepts such a
+// CRD). Not built either: the 429 "storage is
 // (re)initializing" a watch meets right after a CRD is established
 // (transcript 89a; here the kind is ready at once). On kube-apiserver it
 // lasts while the new resource's watch cache starts, so whether a watch
@@ -35,10 +52,13 @@
 // (https://github.com/kubernetes/client-go/blob/v0.37.2/rest/request.go#L805,
 // rest/with_retry.go#L309): copied, it would only add a second to every
 // test that installs a CRD. A test that wants the 429 can have its client
-// make it (internal/cluster's client faults). Not built: protobuf for custom
-// resources, and ratcheting of unchanged invalid fields on update. An
-// Established CRD's kind is in aggregated discovery (transcript 83) as
-// in the legacy documents: the server lists every served resource.
+// make it (internal/cluster's client faults). Not built: protobuf for
+// custom resources; a custom resource's managedFields use a type
+// converter deduced from the object, not from the CRD's schema (lists
+// are atomic whatever their x-kubernetes-list-type); the metrics
+// kube-apiserver keeps of CEL and ratcheting. An Established CRD's kind
+// is in aggregated discovery (transcript 83) as in the legacy
+// documents: the server lists every served resource.
 package crd
 
 import (
@@ -451,9 +471,10 @@ func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, err
 	return u, nil
 }
 
-// unstructuredConverter converts nothing: a CRD's versions here share
-// one schema and conversion strategy None, under which
-// apiextensions-apiserver's nopConverter only rewrites apiVersion.
+// unstructuredConverter is the field manager's converter: under
+// conversion strategy None, apiextensions-apiserver's nopConverter only
+// rewrites apiVersion, and so does this (a managedFields entry of
+// another version is read as it is).
 type unstructuredConverter struct{}
 
 func (unstructuredConverter) Convert(in, out, context any) error {
