@@ -8,12 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsfeatures "k8s.io/apiextensions-apiserver/pkg/features"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/component-base/featuregate"
 )
 
 // TestCRDRealK8s replays what kube-apiserver v1.37.2 answered
@@ -127,5 +130,18 @@ func TestCRDVersionsShareStorage(t *testing.T) {
 	code, _, body := c.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", []byte(webhook), "")
 	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), `spec.conversion.strategy: Unsupported value: \"Webhook\": supported values: \"None\"`) {
 		t.Errorf("Webhook conversion: HTTP %d: %s", code, body)
+	}
+}
+
+// TestFeatureGates: what kube-apiserver v1.37 does by default, the
+// library does here too: ratcheting (CRDValidationRatcheting, GA since
+// 1.33 and locked on) and field selectors on custom resources
+// (CustomResourceFieldSelectors, GA since 1.32), per
+// k8s.io/apiextensions-apiserver v0.37.2 pkg/features/kube_features.go.
+func TestFeatureGates(t *testing.T) {
+	for _, f := range []featuregate.Feature{apiextensionsfeatures.CRDValidationRatcheting, apiextensionsfeatures.CustomResourceFieldSelectors} {
+		if !utilfeature.DefaultFeatureGate.Enabled(f) {
+			t.Errorf("%s is off", f)
+		}
 	}
 }
