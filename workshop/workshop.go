@@ -40,9 +40,9 @@
 //     with package workshop/crds (crds.Served, crds.Install): a CRD's kind is served once it is
 //     Established, its objects pruned, defaulted and validated by
 //     kube-apiserver's own structural-schema code, with the status and
-//     scale subresources and printer columns; not CEL
-//     x-kubernetes-validations, conversion webhooks or more than one
-//     served version (such a CRD is refused with 422). No other
+//     scale subresources, printer columns, CEL x-kubernetes-validations,
+//     selectableFields and several served versions (conversion strategy
+//     None); not conversion webhooks (such a CRD is refused with 422). No other
 //     subresources (no pods/log, exec, eviction, binding,
 //     serviceaccounts/token). events.k8s.io and core Events are stored
 //     apart, where kube-apiserver stores them as one.

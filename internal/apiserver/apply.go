@@ -69,7 +69,8 @@ func (s *Server) apply(r *http.Request, req request, opts *metav1.PatchOptions) 
 func (s *store) apply(res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured) (runtime.Object, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, exists := s.objects[res][objectKey(namespace, name)]
+	old, exists := s.objects[storageOf(res)][objectKey(namespace, name)]
+	old = view(res, old)
 	if !exists && subresource != "" {
 		return nil, false, apierrors.NewNotFound(res.GroupResource(), name)
 	}

@@ -146,10 +146,11 @@ func scaleNotFound(res *Resource, name string) error {
 func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	obj, ok := s.objects[res][objectKey(namespace, name)]
+	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)
 	}
+	obj = view(res, obj)
 	return scaleOf(res, obj)
 }
 
@@ -159,10 +160,11 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 func (s *store) updateScale(res *Resource, namespace, name, manager string, change func(*autoscalingv1.Scale) (runtime.Object, error)) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	obj, ok := s.objects[res][objectKey(namespace, name)]
+	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)
 	}
+	obj = view(res, obj)
 	d := obj.DeepCopyObject()
 	dm := metaOf(d)
 	handler := managedfields.NewScaleHandler(dm.GetManagedFields(), res.GVR.GroupVersion(), replicasPaths(res))

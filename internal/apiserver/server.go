@@ -369,6 +369,9 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 		req.subresource = parts[2]
 	}
 	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale)
+	if len(parts) == 3 && !subresourceServed && req.res.Hooks != nil && req.res.Hooks.SubresourceNotFound {
+		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+	}
 	if len(parts) > 3 || (req.subresource != "" && !subresourceServed) {
 		return req, errNoRoute()
 	}
@@ -779,7 +782,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			verbs := res.verbs()
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
-				Verbs: verbs, StorageVersionHash: storageVersionHash(res.GroupVersionKind()),
+				Verbs: verbs, StorageVersionHash: storageVersionHash(res.storageGVK()),
 			})
 			if res.StatusSubresource {
 				list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -820,7 +823,7 @@ func (s *Server) serveGroup(w http.ResponseWriter, group string) bool {
 }
 
 // storageVersionHash is discovery's hash of the version a kind is stored
-// in: here always the served one (k8s.io/apiserver
+// in (k8s.io/apiserver
 // pkg/endpoints/discovery/storageversionhash.go, StorageVersionHash).
 func storageVersionHash(gvk schema.GroupVersionKind) string {
 	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))

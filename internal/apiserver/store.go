@@ -50,8 +50,9 @@ type store struct {
 
 	rv        uint64 // the last resourceVersion handed out
 	compacted uint64 // history holds every event with RV > compacted
-	objects   map[*Resource]map[string]runtime.Object
-	history   []event
+	// objects are kept by storageOf(resource), then by key.
+	objects map[any]map[string]runtime.Object
+	history []event
 	// maxHistory bounds the history like kube-apiserver's watch cache
 	// bounds its window; older events are compacted away.
 	maxHistory int
@@ -59,7 +60,7 @@ type store struct {
 	// sorted holds each resource's current keys in list order, so
 	// that the pages of a paged list cost one sort, not one each. A
 	// create or delete of the resource drops its entry.
-	sorted map[*Resource][]string
+	sorted map[any][]string
 
 	// defaultServiceAccounts: a namespace is made with its "default"
 	// ServiceAccount (Options.Bootstrap).
@@ -74,9 +75,9 @@ type store struct {
 func newStore(now func() metav1.Time, maxHistory int) *store {
 	return &store{
 		reg:        newRegistry(),
-		objects:    map[*Resource]map[string]runtime.Object{},
+		objects:    map[any]map[string]runtime.Object{},
 		watchers:   map[*watcher]struct{}{},
-		sorted:     map[*Resource][]string{},
+		sorted:     map[any][]string{},
 		now:        now,
 		maxHistory: maxHistory,
 		fields:     map[fieldManagerKey]*managedfields.FieldManager{},
@@ -86,7 +87,28 @@ func newStore(now func() metav1.Time, maxHistory int) *store {
 // objectsOf returns the stored objects of the resource at gvr, by key.
 // Callers hold s.mu and do not change the map.
 func (s *store) objectsOf(gvr schema.GroupVersionResource) map[string]runtime.Object {
-	return s.objects[s.reg.lookup(gvr)]
+	return s.objects[storageOf(s.reg.lookup(gvr))]
+}
+
+// storageOf is what res's objects are kept under: res itself, or the
+// storage it shares with other resources ([Hooks.Storage]: a
+// CustomResourceDefinition's served versions share one, as in
+// kube-apiserver).
+func storageOf(res *Resource) any {
+	if res != nil && res.Hooks != nil && res.Hooks.Storage != nil {
+		return res.Hooks.Storage
+	}
+	return res
+}
+
+// view is a stored object as res reads it: the object itself, or for a
+// resource with [Hooks.FromStorage], a converted copy. Callers copy it
+// before handing it out, as they copy a stored object.
+func view(res *Resource, obj runtime.Object) runtime.Object {
+	if obj == nil || res.Hooks == nil || res.Hooks.FromStorage == nil {
+		return obj
+	}
+	return res.Hooks.FromStorage(obj)
 }
 
 func objectKey(namespace, name string) string {
@@ -120,16 +142,25 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 	setRV(obj, s.rv)
 	m := metaOf(obj)
 	key := objectKey(m.GetNamespace(), m.GetName())
+	at := storageOf(res)
+	if res.Hooks != nil && res.Hooks.ToStorage != nil {
+		// Kept in the storage version; the caller's obj becomes what
+		// a read of it through res returns.
+		prev = s.objects[at][key]
+		stored := res.Hooks.ToStorage(obj)
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(view(res, stored)).Elem())
+		obj = stored
+	}
 	if typ == watch.Deleted {
-		delete(s.objects[res], key)
+		delete(s.objects[at], key)
 	} else {
-		if s.objects[res] == nil {
-			s.objects[res] = map[string]runtime.Object{} // the first object of res
+		if s.objects[at] == nil {
+			s.objects[at] = map[string]runtime.Object{} // the first object of res
 		}
-		s.objects[res][key] = obj
+		s.objects[at][key] = obj
 	}
 	if typ != watch.Modified {
-		delete(s.sorted, res) // the set of keys changed
+		delete(s.sorted, at) // the set of keys changed
 	}
 	ev := event{Type: typ, RV: s.rv, Res: res, Object: obj, Prev: prev}
 	s.history = append(s.history, ev)
@@ -184,11 +215,11 @@ func (s *store) get(res *Resource, namespace, name string) (runtime.Object, erro
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
-	obj, ok := s.objects[res][objectKey(namespace, name)]
+	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
 	}
-	return obj.DeepCopyObject(), nil
+	return view(res, obj).DeepCopyObject(), nil
 }
 
 // validateName checks metadata.name as kube-apiserver does (transcript 31).
@@ -260,7 +291,7 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		return nil, err
 	}
 	if res.Namespaced {
-		ns, ok := s.objects[s.reg.lookup(namespacesGVR)][namespace]
+		ns, ok := s.objectsOf(namespacesGVR)[namespace]
 		if !ok {
 			return nil, apierrors.NewNotFound(s.reg.lookup(namespacesGVR).GroupResource(), namespace)
 		}
@@ -269,7 +300,7 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 				fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
 		}
 	}
-	if _, exists := s.objects[res][objectKey(m.GetNamespace(), m.GetName())]; exists {
+	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
 		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
 	}
 	if m.GetResourceVersion() != "" {
@@ -421,10 +452,11 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != namespace {
 		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	old, ok := s.objects[res][objectKey(namespace, name)]
+	old, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
 	}
+	old = view(res, old)
 	// Optimistic concurrency: a stale resourceVersion is a Conflict
 	// (transcript 11); an empty one is an unconditional update.
 	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
@@ -506,10 +538,11 @@ func (s *store) delete(res *Resource, namespace, name string) (deleteResult, err
 }
 
 func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResult, error) {
-	old, ok := s.objects[res][objectKey(namespace, name)]
+	old, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
+	old = view(res, old)
 	om := metaOf(old)
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
@@ -545,8 +578,8 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 			if !r.Namespaced {
 				continue
 			}
-			for _, key := range sortedKeys(s.objects[r]) {
-				o := metaOf(s.objects[r][key])
+			for _, key := range sortedKeys(s.objects[storageOf(r)]) {
+				o := metaOf(s.objects[storageOf(r)][key])
 				if o.GetNamespace() == name {
 					if _, err := s.deleteLocked(r, o.GetNamespace(), o.GetName()); err != nil {
 						return deleteResult{}, err
@@ -586,8 +619,8 @@ func (s *store) deleteCollection(res *Resource, o listOptions) (runtime.Object, 
 		return nil, err
 	}
 	var deleted []runtime.Object
-	for _, key := range sortedKeys(s.objects[res]) {
-		obj := s.objects[res][key]
+	for _, key := range sortedKeys(s.objects[storageOf(res)]) {
+		obj := view(res, s.objects[storageOf(res)][key])
 		m := metaOf(obj)
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
@@ -683,6 +716,7 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if inNamespace && metaOf(obj).GetNamespace() != o.Namespace {
 			break // past the namespace's keys
 		}
+		obj = view(res, obj)
 		if !inShard(o.Shard, obj) || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
@@ -744,16 +778,17 @@ func lastKey(items []runtime.Object, namespace string) string {
 // undoing the history after it. Callers hold s.mu and have checked that
 // the history reaches back to rv.
 func (s *store) stateAt(res *Resource, rv uint64) map[string]runtime.Object {
+	at := storageOf(res)
 	if rv >= s.rv {
-		return s.objects[res]
+		return s.objects[at]
 	}
-	objs := make(map[string]runtime.Object, len(s.objects[res]))
-	for k, v := range s.objects[res] {
+	objs := make(map[string]runtime.Object, len(s.objects[at]))
+	for k, v := range s.objects[at] {
 		objs[k] = v
 	}
 	for i := len(s.history) - 1; i >= 0 && s.history[i].RV > rv; i-- {
 		ev := s.history[i]
-		if ev.Res != res {
+		if storageOf(ev.Res) != at {
 			continue
 		}
 		m := metaOf(ev.Object)
@@ -774,10 +809,10 @@ func (s *store) listOrder(res *Resource, at uint64, objs map[string]runtime.Obje
 	if at < s.rv {
 		return sortedKeys(objs)
 	}
-	keys, ok := s.sorted[res]
+	keys, ok := s.sorted[storageOf(res)]
 	if !ok {
 		keys = sortedKeys(objs)
-		s.sorted[res] = keys
+		s.sorted[storageOf(res)] = keys
 	}
 	return keys
 }

@@ -50,7 +50,7 @@ func (w *watcher) stop() { w.once.Do(func() { close(w.done) }) }
 // send queues what ev means for this watcher; false if the watcher has
 // fallen too far behind.
 func (w *watcher) send(ev event) bool {
-	if ev.Res != w.res || ev.RV <= w.startRV {
+	if storageOf(ev.Res) != storageOf(w.res) || ev.RV <= w.startRV {
 		return true
 	}
 	we, ok := w.translate(ev)
@@ -98,6 +98,7 @@ func (w *watcher) selects(obj runtime.Object) bool {
 // matching as DELETED carrying its old state with the new
 // resourceVersion (transcript 13).
 func (w *watcher) translate(ev event) (watchEvent, bool) {
+	ev.Object, ev.Prev = view(w.res, ev.Object), view(w.res, ev.Prev)
 	now, before := w.selects(ev.Object), w.selects(ev.Prev)
 	switch ev.Type {
 	case watch.Added:
@@ -145,9 +146,9 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 	}
 	var initial []watchEvent
 	synthetic := func() {
-		objs := s.objects[res]
+		objs := s.objects[storageOf(res)]
 		for _, key := range sortedKeys(objs) {
-			if obj := objs[key]; w.selects(obj) {
+			if obj := view(res, objs[key]); w.selects(obj) {
 				initial = append(initial, watchEvent{watch.Added, obj})
 			}
 		}
@@ -215,7 +216,7 @@ func (s *store) replay(w *watcher, rv uint64) ([]watchEvent, error) {
 	}
 	var out []watchEvent
 	for _, ev := range s.history {
-		if ev.RV <= rv || ev.Res != w.res {
+		if ev.RV <= rv || storageOf(ev.Res) != storageOf(w.res) {
 			continue
 		}
 		if we, ok := w.translate(ev); ok {

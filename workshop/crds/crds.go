@@ -11,9 +11,11 @@
 // A CRD's objects are pruned, defaulted and validated by kube-apiserver's
 // own structural-schema code (k8s.io/apiextensions-apiserver), which is
 // why this is a package of its own: a test that does not import it does
-// not compile that code. Not served: CEL x-kubernetes-validations,
-// conversion webhooks, selectableFields and more than one served version
-// (such a CRD is refused with 422 Invalid, naming the field).
+// not compile that code: CEL x-kubernetes-validations (with oldSelf and
+// ratcheting of unchanged fields on update), selectableFields, and every
+// served version from one storage (conversion strategy None). Not
+// served: conversion webhooks (such a CRD is refused with 422 Invalid,
+// naming the field).
 package crds
 
 import (

@@ -10,22 +10,39 @@
 //
 // What a custom resource's schema does is kube-apiserver's own code,
 // from k8s.io/apiextensions-apiserver: the CRD's validation
-// (pkg/apis/apiextensions/validation), the structural schema
-// (pkg/apiserver/schema NewStructural), pruning (schema/pruning) and
-// defaulting (schema/defaulting) as an object is read, and
-// openAPIV3Schema validation (pkg/apiserver/validation
-// NewSchemaValidator), whose errors are kube-apiserver's 422 with field
+// (pkg/apis/apiextensions/validation, which also compiles the CEL rules
+// and refuses what does not compile or costs too much, transcript 96),
+// the structural schema (pkg/apiserver/schema NewStructural), pruning
+// (schema/pruning) and defaulting (schema/defaulting) as an object is
+// read, openAPIV3Schema validation (pkg/apiserver/validation
+// NewSchemaValidator), CEL x-kubernetes-validations (schema/cel
+// NewValidator and Validate, with oldSelf on update and the runtime cost
+// budget, transcripts 99, 100), ratcheting of unchanged invalid fields
+// on update (the correlated objects of apiserver/pkg/cel/common, as the
+// customresource strategy builds them, transcript 102), and a CRD's
+// converter (pkg/apiserver/conversion: field labels, and for strategy
+// None the nopConverter). Errors are kube-apiserver's 422 with field
 // paths. What this package writes itself is what apiextensions-apiserver
 // keeps in packages that need etcd (its registry and controllers): the
-// CRD's conditions, the scale subresource's checks and the table
+// strategy's order of validations, the CRD's conditions, the scale
+// subresource's checks, selectable fields' values and the table
 // columns, each beside the upstream function it copies.
 //
+// Transcripts 96-105 are in testdata/realk8s, recorded on kube-apiserver
+// v1.37.2 by testdata/record.sh; the others are internal/apiserver's.
+//
+// Every served version of a CRD reads and writes one storage, as in
+// kube-apiserver (versions.go): objects are kept in the storage
+// version, a version's requests are pruned, defaulted and validated
+// with its own schema, discovery lists every served version (preferred
+// first by kube-aware version order) with the storage version's hash
+// (transcripts 98, 103). Field selectors name a version's
+// selectableFields (transcript 104).
+//
 // Not built, and refused when a CRD is created (a 422 Invalid naming the
-// field, as kube-apiserver answers a CRD it will not serve) rather than
-// served wrong: conversion strategy Webhook, x-kubernetes-validations
-// (CEL rules), selectableFields, and more than one served version
-// (kube-apiserver serves every version from one storage; here each would
-// be a store of its own). Not built either: the 429 "storage is
+// field) rather than served wrong: conversion strategy Webhook (the
+// workshop cluster calls no webhooks; kube-apiserver accepts such a
+// CRD). Not built either: the 429 "storage is
 // (re)initializing" a watch meets right after a CRD is established
 // (transcript 89a; here the kind is ready at once). On kube-apiserver it
 // lasts while the new resource's watch cache starts, so whether a watch
@@ -35,10 +52,13 @@
 // (https://github.com/kubernetes/client-go/blob/v0.37.2/rest/request.go#L805,
 // rest/with_retry.go#L309): copied, it would only add a second to every
 // test that installs a CRD. A test that wants the 429 can have its client
-// make it (internal/cluster's client faults). Not built: protobuf for custom
-// resources, and ratcheting of unchanged invalid fields on update. An
-// Established CRD's kind is in aggregated discovery (transcript 83) as
-// in the legacy documents: the server lists every served resource.
+// make it (internal/cluster's client faults). Not built: protobuf for
+// custom resources; a custom resource's managedFields use a type
+// converter deduced from the object, not from the CRD's schema (lists
+// are atomic whatever their x-kubernetes-list-type); the metrics
+// kube-apiserver keeps of CEL and ratcheting. An Established CRD's kind
+// is in aggregated discovery (transcript 83) as in the legacy
+// documents: the server lists every served resource.
 package crd
 
 import (
@@ -197,63 +217,14 @@ func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
 }
 
 // unsupported refuses what a CRD may ask for and the workshop cluster
-// does not do, rather than serving it wrong: conversion webhooks, and
-// CEL validation rules.
+// does not do, rather than serving it wrong: conversion webhooks (it
+// calls no webhooks).
 func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.ErrorList {
-	var errs field.ErrorList
-	served := 0
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			served++
-		}
-	}
-	if served > 1 {
-		// Every served version shares one storage in kube-apiserver;
-		// here each served version would be a store of its own.
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "versions"), "the workshop cluster serves one version of a CustomResourceDefinition at a time"))
-	}
 	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsinternal.WebhookConverter {
-		errs = append(errs, field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
-			[]string{string(apiextensionsinternal.NoneConverter)}))
+		return field.ErrorList{field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
+			[]string{string(apiextensionsinternal.NoneConverter)})}
 	}
-	check := func(path *field.Path, s *apiextensionsinternal.JSONSchemaProps) {
-		walkSchema(path, s, func(p *field.Path, s *apiextensionsinternal.JSONSchemaProps) {
-			if len(s.XValidations) > 0 {
-				errs = append(errs, field.Forbidden(p.Child("x-kubernetes-validations"), "the workshop cluster does not evaluate CEL validation rules"))
-			}
-		})
-	}
-	if crd.Spec.Validation != nil {
-		check(field.NewPath("spec", "validation", "openAPIV3Schema"), crd.Spec.Validation.OpenAPIV3Schema)
-	}
-	if len(crd.Spec.SelectableFields) > 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
-	}
-	for i, v := range crd.Spec.Versions {
-		if len(v.SelectableFields) > 0 {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "versions").Index(i).Child("selectableFields"), "the workshop cluster does not serve field selectors on custom resources' own fields"))
-		}
-		if v.Schema != nil {
-			check(field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"), v.Schema.OpenAPIV3Schema)
-		}
-	}
-	return errs
-}
-
-func walkSchema(path *field.Path, s *apiextensionsinternal.JSONSchemaProps, visit func(*field.Path, *apiextensionsinternal.JSONSchemaProps)) {
-	if s == nil {
-		return
-	}
-	visit(path, s)
-	for name, p := range s.Properties {
-		walkSchema(path.Child("properties").Key(name), &p, visit)
-	}
-	if s.Items != nil {
-		walkSchema(path.Child("items"), s.Items.Schema, visit)
-	}
-	if s.AdditionalProperties != nil {
-		walkSchema(path.Child("additionalProperties"), s.AdditionalProperties.Schema, visit)
-	}
+	return nil
 }
 
 // committed is what apiextensions-apiserver's controllers do after a CRD
@@ -342,11 +313,15 @@ func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefi
 		}
 	}
 	next := &served{generation: crd.Generation}
+	st, err := newStorage(crd)
+	if err != nil {
+		return err
+	}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
 			continue
 		}
-		r, err := customResource(crd, v)
+		r, err := customResource(crd, v, st)
 		if err != nil {
 			return err
 		}
@@ -420,7 +395,7 @@ func setCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensions
 // customResource is the resource one served version of crd makes: its
 // objects are unstructured, read through the version's structural
 // schema.
-func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (*apiserver.Resource, error) {
+func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, st *storage) (*apiserver.Resource, error) {
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
 	listGVK := gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind)
 	r := &apiserver.Resource{
@@ -449,10 +424,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 			r.Scale = true
 		}
 	}
-	s, err := newSchema(gvk, v)
-	if err != nil {
-		return nil, err
-	}
+	s := st.schemas[v.Name]
 	columns, cells, err := table(v.AdditionalPrinterColumns)
 	if err != nil {
 		return nil, err
@@ -468,8 +440,18 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		NewFieldManager: fieldManagerFor(managedfields.NewDeducedTypeConverter(), gvk, unstructuredConverter{}, s, unstructuredCreater{}, resetFields...),
 		// apiextensions-apiserver's discovery lists these in this order
 		// (transcript 82).
-		Verbs: metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
+		Verbs:               metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
+		SubresourceNotFound: true,
 	}
+	if len(crd.Spec.Versions) > 1 {
+		// One storage for every version, as kube-apiserver's: each
+		// reads and writes it through the CRD's converter.
+		r.Hooks.Storage = st.key
+		r.Hooks.StorageVersion = st.version
+		r.Hooks.ToStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, v.Name, st.version) }
+		r.Hooks.FromStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, st.version, v.Name) }
+	}
+	r.Fields, r.FieldLabel = selectableFields(gvk, v.SelectableFields, st.converter)
 	if scale != nil {
 		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath}
 		if scale.LabelSelectorPath != nil {
@@ -489,9 +471,10 @@ func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, err
 	return u, nil
 }
 
-// unstructuredConverter converts nothing: a CRD's versions here share
-// one schema and conversion strategy None, under which
-// apiextensions-apiserver's nopConverter only rewrites apiVersion.
+// unstructuredConverter is the field manager's converter: under
+// conversion strategy None, apiextensions-apiserver's nopConverter only
+// rewrites apiVersion, and so does this (a managedFields entry of
+// another version is read as it is).
 type unstructuredConverter struct{}
 
 func (unstructuredConverter) Convert(in, out, context any) error {

@@ -2,6 +2,7 @@ package crd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,7 +11,11 @@ import (
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -33,6 +40,7 @@ type crSchema struct {
 	structural *structuralschema.Structural // nil: no schema (x-kubernetes-preserve-unknown-fields everywhere)
 	validator  schemavalidation.SchemaValidator
 	status     schemavalidation.SchemaValidator
+	cel        *cel.Validator // nil: no x-kubernetes-validations
 }
 
 func newSchema(gvk schema.GroupVersionKind, v apiextensionsv1.CustomResourceDefinitionVersion) (*crSchema, error) {
@@ -51,6 +59,9 @@ func newSchema(gvk schema.GroupVersionKind, v apiextensionsv1.CustomResourceDefi
 	if s.validator, _, err = schemavalidation.NewSchemaValidator(internal); err != nil {
 		return nil, err
 	}
+	// NewStrategy: the rules are compiled once, with kube-apiserver's
+	// per-call cost limit.
+	s.cel = cel.NewValidator(s.structural, true, celconfig.PerCallLimit)
 	if status, ok := internal.Properties["status"]; ok {
 		if s.status, _, err = schemavalidation.NewSchemaValidator(&status); err != nil {
 			return nil, err
@@ -82,34 +93,91 @@ func (s *crSchema) Default(obj runtime.Object) {
 	}
 }
 
-// validator is apiextensions-apiserver's customResourceValidator
-// (pkg/registry/customresource/validator.go): Validate, ValidateUpdate
-// and ValidateStatusUpdate, with its schema validation from
-// pkg/apiserver/validation and its scale checks copied below.
+// validate is apiextensions-apiserver's customResourceStrategy Validate
+// and ValidateUpdate, and its statusStrategy ValidateUpdate
+// (pkg/registry/customresource/strategy.go, status_strategy.go): the
+// openAPIV3Schema validation (pkg/apiserver/validation), embedded
+// resources' metadata (schema/objectmeta), list-type invariants
+// (schema/listtype), the scale checks copied below, then the CEL rules
+// of x-kubernetes-validations (schema/cel) with the cost budget
+// kube-apiserver gives one object. On update, unchanged fields that
+// were already invalid are let through (ratcheting: CRDValidationRatcheting
+// is GA and locked on in v0.37.2, pkg/features/kube_features.go), by
+// the same correlated old and new objects upstream builds.
 func (s *crSchema) validate(statusSubresource bool, scale *apiextensionsv1.CustomResourceSubresourceScale) func(obj, old runtime.Object, subresource string) field.ErrorList {
 	return func(obj, old runtime.Object, subresource string) field.ErrorList {
-		u := obj.(*unstructured.Unstructured).DeepCopy()
-		u.SetGroupVersionKind(s.gvk)
-		var errs field.ErrorList
 		if s.validator == nil {
 			return nil
 		}
+		ctx := context.Background()
+		u := obj.(*unstructured.Unstructured).DeepCopy()
+		u.SetGroupVersionKind(s.gvk)
+		var o *unstructured.Unstructured
+		var options []schemavalidation.ValidationOption
+		var celOptions []cel.Option
+		if old != nil {
+			o = old.(*unstructured.Unstructured).DeepCopy()
+			o.SetGroupVersionKind(s.gvk)
+			correlated := common.NewCorrelatedObject(u.Object, o.Object, &model.Structural{Structural: s.structural})
+			if subresource == "status" {
+				options = append(options, schemavalidation.WithRatcheting(correlated.Key("status")))
+			} else {
+				options = append(options, schemavalidation.WithRatcheting(correlated))
+			}
+			celOptions = append(celOptions, cel.WithRatcheting(correlated))
+		}
+		var errs field.ErrorList
 		switch {
 		case subresource == "status":
 			if status, ok := u.Object["status"]; ok && s.status != nil {
-				errs = append(errs, schemavalidation.ValidateCustomResourceUpdate(field.NewPath("status"), status, old.(*unstructured.Unstructured).Object["status"], s.status)...)
+				errs = append(errs, schemavalidation.ValidateCustomResourceUpdate(field.NewPath("status"), status, o.Object["status"], s.status, options...)...)
 			}
-			return append(errs, validateScaleStatus(u, scale)...)
-		case old == nil:
+			errs = append(errs, validateScaleStatus(u, scale)...)
+			if newErrs := listtype.ValidateListSetsAndMaps(nil, s.structural, u.Object); len(newErrs) > 0 {
+				if oldErrs := listtype.ValidateListSetsAndMaps(nil, s.structural, o.Object); len(oldErrs) == 0 {
+					errs = append(errs, newErrs...)
+				}
+			}
+		case o == nil:
 			errs = append(errs, schemavalidation.ValidateCustomResource(nil, u.Object, s.validator)...)
+			errs = append(errs, validateScaleSpec(u, scale)...)
+			errs = append(errs, validateScaleStatus(u, scale)...)
+			errs = append(errs, objectmeta.Validate(ctx, nil, u.Object, s.structural, false)...)
+			errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u.Object)...)
 		default:
-			o := old.(*unstructured.Unstructured).DeepCopy()
-			o.SetGroupVersionKind(s.gvk)
-			errs = append(errs, schemavalidation.ValidateCustomResourceUpdate(nil, u.Object, o.Object, s.validator)...)
+			errs = append(errs, schemavalidation.ValidateCustomResourceUpdate(nil, u.Object, o.Object, s.validator, options...)...)
+			errs = append(errs, validateScaleSpec(u, scale)...)
+			errs = append(errs, validateScaleStatus(u, scale)...)
+			errs = append(errs, objectmeta.Validate(ctx, nil, u.Object, s.structural, false)...)
+			if oldErrs := listtype.ValidateListSetsAndMaps(nil, s.structural, o.Object); len(oldErrs) == 0 {
+				errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u.Object)...)
+			}
 		}
-		errs = append(errs, validateScaleSpec(u, scale)...)
-		return append(errs, validateScaleStatus(u, scale)...)
+		if s.cel != nil {
+			if blocking, err := hasBlockingErr(errs); blocking {
+				errs = append(errs, err)
+			} else {
+				var oldObject any
+				if o != nil {
+					oldObject = o.Object
+				}
+				celErrs, _ := s.cel.Validate(ctx, nil, s.structural, u.Object, oldObject, celconfig.RuntimeCELCostBudget, celOptions...)
+				errs = append(errs, celErrs...)
+			}
+		}
+		return errs
 	}
+}
+
+// hasBlockingErr is strategy.go's: errors after which the CEL rules are
+// not run, as their inputs may not have the schema's types.
+func hasBlockingErr(errs field.ErrorList) (bool, *field.Error) {
+	for _, err := range errs {
+		if err.Type == field.ErrorTypeNotSupported || err.Type == field.ErrorTypeRequired || err.Type == field.ErrorTypeTooLong || err.Type == field.ErrorTypeTooMany || err.Type == field.ErrorTypeTypeInvalid {
+			return true, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+		}
+	}
+	return false, nil
 }
 
 // validateScaleSpec is customResourceValidator.ValidateScaleSpec: the

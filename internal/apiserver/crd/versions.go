@@ -1,0 +1,128 @@
+package crd
+
+import (
+	"fmt"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/jsonpath"
+)
+
+// A CRD's versions share one storage, as in kube-apiserver: objects are
+// kept in the storage version, and each served version reads and
+// writes them through the CRD's converter (apiextensions-apiserver's
+// pkg/apiserver/conversion; for conversion strategy None its
+// nopConverter, which rewrites apiVersion). What crdHandler's codecs
+// add around the converter is done here as they do it: a stored object
+// is defaulted with the storage version's schema as it is read
+// (unstructuredDefaulter), and an object converted to a version is
+// pruned with that version's schema (schemaCoercingConverter).
+
+// storageKey names a CRD's storage (apiserver.Hooks.Storage): its name.
+type storageKey string
+
+// storage is what a CRD's served versions share.
+type storage struct {
+	key       storageKey
+	group     string
+	version   string                  // the storage version
+	schemas   map[string]*crSchema    // by version
+	converter runtime.ObjectConvertor // crConverter: conversion and field labels
+}
+
+// newStorage builds every version's schema and the CRD's converter.
+func newStorage(crd *apiextensionsv1.CustomResourceDefinition) (*storage, error) {
+	st := &storage{key: storageKey(crd.Name), group: crd.Spec.Group, schemas: map[string]*crSchema{}}
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			st.version = v.Name
+		}
+		gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
+		s, err := newSchema(gvk, v)
+		if err != nil {
+			return nil, err
+		}
+		st.schemas[v.Name] = s
+	}
+	factory, err := conversion.NewCRConverterFactory(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The unsafe converter: it converts in place, and convert copies
+	// first (the safe one would copy again).
+	if _, st.converter, err = factory.NewConverter(crd); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// convert returns a copy of obj, an object of version from, in version
+// to: defaulted with from's schema when from is the storage version
+// (a read), converted, and pruned with to's schema.
+func (st *storage) convert(obj runtime.Object, from, to string) runtime.Object {
+	u := obj.(*unstructured.Unstructured).DeepCopy()
+	if s := st.schemas[from]; from == st.version && s != nil && s.structural != nil {
+		defaulting.Default(u.Object, s.structural)
+	}
+	out, err := st.converter.ConvertToVersion(u, schema.GroupVersion{Group: st.group, Version: to})
+	if err != nil {
+		// nopConverter fails only for a version the CRD does not
+		// have, which a served resource never asks for.
+		panic(fmt.Sprintf("crd: converting %v to %s: %v", u.GroupVersionKind(), to, err))
+	}
+	if s := st.schemas[to]; s != nil && s.structural != nil {
+		pruning.PruneWithOptions(out.(*unstructured.Unstructured).Object, s.structural, true, structuralschema.UnknownFieldPathOptions{})
+	}
+	return out
+}
+
+// selectableFields is a version's field selectors: the CRD's
+// selectableFields, read as apiextensions-apiserver's
+// customResourceStrategy.GetAttrs reads them (each JSONPath's value,
+// printed, or "" when absent), and its converter's ConvertFieldLabel,
+// which accepts metadata.name, metadata.namespace and those fields and
+// refuses the others: "field label not supported: spec.mode"
+// (transcript 104).
+func selectableFields(gvk schema.GroupVersionKind, declared []apiextensionsv1.SelectableField, converter runtime.ObjectConvertor) (func(runtime.Object) fields.Set, func(label, value string) (string, string, error)) {
+	label := func(label, value string) (string, string, error) {
+		return converter.ConvertFieldLabel(gvk, label, value)
+	}
+	if len(declared) == 0 {
+		return nil, label
+	}
+	type selectable struct {
+		name string
+		path *jsonpath.JSONPath
+	}
+	var paths []selectable
+	for _, sf := range declared {
+		p := jsonpath.New("selectableField")
+		p.AllowMissingKeys(true)
+		if err := p.Parse("{" + sf.JSONPath + "}"); err != nil {
+			continue // the CRD's validation refused it
+		}
+		paths = append(paths, selectable{strings.TrimPrefix(sf.JSONPath, "."), p})
+	}
+	return func(obj runtime.Object) fields.Set {
+		set := fields.Set{}
+		content := obj.(runtime.Unstructured).UnstructuredContent()
+		for _, sf := range paths {
+			set[sf.name] = ""
+			results, err := sf.path.FindResults(content)
+			if err == nil && len(results) > 0 && len(results[0]) > 0 {
+				if v := results[0][0].Interface(); v != nil {
+					set[sf.name] = fmt.Sprint(v)
+				}
+			}
+		}
+		return set
+	}, label
+}
