@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -175,6 +176,28 @@ func WriteHTML(w io.Writer, t Trace) error {
 		base64.StdEncoding.EncodeToString(z.Bytes()) + `</script>`
 	_, err := w.Write(page.HTML(inject))
 	return err
+}
+
+// traceData is where WriteHTML puts the trace.
+var traceData = regexp.MustCompile(`<script id="trace-data" type="application/gzip\+base64">([^<]*)</script>`)
+
+// ReadHTML reads back the trace of a page WriteHTML wrote.
+func ReadHTML(page []byte) (Trace, error) {
+	var t Trace
+	m := traceData.FindSubmatch(page)
+	if m == nil {
+		return t, errors.New("no trace in the page")
+	}
+	z, err := base64.StdEncoding.DecodeString(string(m[1]))
+	if err != nil {
+		return t, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return t, err
+	}
+	err = json.NewDecoder(zr).Decode(&t)
+	return t, err
 }
 
 // handler serves the live page: the page at /, its stream at /events.

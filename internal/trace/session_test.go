@@ -3,16 +3,13 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,21 +39,9 @@ func record(s *Session) {
 // readTrace reads the trace back out of a written page.
 func readTrace(t *testing.T, page []byte) Trace {
 	t.Helper()
-	m := regexp.MustCompile(`<script id="trace-data" type="application/gzip\+base64">([^<]*)</script>`).FindSubmatch(page)
-	if m == nil {
-		t.Fatalf("no trace-data in the page:\n%.300s", page)
-	}
-	z, err := base64.StdEncoding.DecodeString(string(m[1]))
+	tr, err := ReadHTML(page)
 	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tr Trace
-	if err := json.NewDecoder(zr).Decode(&tr); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v:\n%.300s", err, page)
 	}
 	return tr
 }
@@ -303,7 +288,6 @@ func get(t *testing.T, ctx context.Context, url, host string) string {
 	}
 	return string(b)
 }
-
 
 // lines is a writer that hands each write to a channel.
 type lines chan string

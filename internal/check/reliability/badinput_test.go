@@ -85,6 +85,13 @@ func TestBadInput(t *testing.T) {
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: refusing.Certificate().Raw})
 	expired := writeKubeconfigWith(t, refusing.URL, ", certificate-authority-data: "+b64(ca), "")
 	_, reachable, _ := workshop(t)
+	// A loopback port somebody listens on.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	busyPort := fmt.Sprint(busy.Addr().(*net.TCPAddr).Port)
 
 	cases := []badCase{
 		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/config"},
@@ -108,13 +115,19 @@ func TestBadInput(t *testing.T) {
 			want: "flag provided but not defined: -bogus (see --help)"},
 		{name: "bad namespace", args: []string{"--namespace", "Not_A_Name"},
 			want: `--namespace "Not_A_Name" is not a valid namespace name`},
+		{name: "trace: unwritable file", args: []string{"--trace", "/nonexistent/dir/t.html"},
+			want: "--trace: cannot write the trace: open /nonexistent/dir/t.html: no such file or directory"},
+		{name: "trace: view port not a number", args: []string{"--view=eighty"},
+			want: `invalid boolean value "eighty" for -view: want no value (a free port) or a port from 1 to 65535, not "eighty" (see --help)`},
+		{name: "trace: view port taken", args: []string{"--view=" + busyPort},
+			want: "--view: cannot serve the page: listen tcp 127.0.0.1:" + busyPort + ": bind: address already in use"},
 	}
 	for _, ch := range builtChapters(t) {
 		for _, tc := range append(cases, chapterCases[ch.name]...) {
 			if ch.offline {
 				// No cluster: there is nothing to refuse, and cluster
 				// flags are ignored (see TestInMemoryIgnoresClusterFlags).
-				if tc.forbid != "" || len(tc.args) == 0 || !strings.HasPrefix(tc.name, "unknown flag") {
+				if tc.forbid != "" || len(tc.args) == 0 || !strings.HasPrefix(tc.name, "unknown flag") && !strings.HasPrefix(tc.name, "trace: ") {
 					continue
 				}
 			}

@@ -1,0 +1,157 @@
+package reliability
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+)
+
+// traceFiles holds, by chapter, the trace each chapter's binary wrote
+// with --trace in TestTraceFlag (for the browser test).
+var traceFiles = map[string]string{}
+
+// TestTraceFlag runs every chapter as a learner would with
+// --trace FILE.html: it prints what it prints without the flag (its
+// golden file), exits 0, and writes a page whose trace is the one its
+// golden stream pins.
+func TestTraceFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, ch := range builtChapters(t) {
+		t.Run(ch.name, func(t *testing.T) {
+			file := filepath.Join(dir, ch.name+".html")
+			r := ch.run(t, env(t), "--trace", file)
+			if r.code != 0 {
+				t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr: %s", r.stderr)
+			}
+			want, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+".golden"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("with --trace the chapter printed something else than its golden file:\n%s", r.stdout)
+			}
+			page, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := trace.ReadHTML(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantTrace, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+".trace.golden"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := trace.Format(tr); got != string(wantTrace) {
+				t.Errorf("the trace file's stream is not testdata/%s.trace.golden:\n%s", ch.name, got)
+			}
+			if !tr.Done || len(tr.Output) != strings.Count(string(want), "\n") {
+				t.Errorf("the trace has %d output lines (done=%t), the chapter printed %d",
+					len(tr.Output), tr.Done, strings.Count(string(want), "\n"))
+			}
+			traceFiles[ch.name] = file
+		})
+	}
+}
+
+// TestViewFlag runs a chapter with --view, follows its page's stream as
+// a browser would, and checks that the stream is the whole run, that the
+// chapter waited for the page, and that the server ends with the run.
+func TestViewFlag(t *testing.T) {
+	t.Parallel()
+	for _, ch := range builtChapters(t) {
+		if ch.name != "05-informer" && ch.name != "02-deltafifo" {
+			continue
+		}
+		t.Run(ch.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(t.Context(), limit)
+			defer cancel()
+			cmd, stdout, _ := ch.command(ctx, env(t), "--view")
+			cmd.Stderr = nil
+			stderrPipe, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := false
+			defer func() {
+				if !waited {
+					cancel()
+					_ = cmd.Wait()
+				}
+			}()
+			errs := bufio.NewScanner(stderrPipe)
+			if !errs.Scan() {
+				t.Fatal("no line on stderr")
+			}
+			first := errs.Text()
+			m := regexp.MustCompile(`^` + ch.name + `: --view: open (http://127\.0\.0\.1:\d+/) in a browser; the chapter starts when the page is open$`).FindStringSubmatch(first)
+			if m == nil {
+				t.Fatalf("first stderr line: %q", first)
+			}
+			go func() { // the rest of stderr: there should be none
+				for errs.Scan() {
+					t.Errorf("stderr: %s", errs.Text())
+				}
+			}()
+			page, err := http.Get(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			page.Body.Close()
+			req, _ := http.NewRequestWithContext(ctx, "GET", m[1]+"events", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			counts := map[string]int{}
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data: ")
+				if !ok {
+					continue
+				}
+				var msg trace.Message
+				if err := json.Unmarshal([]byte(data), &msg); err != nil {
+					t.Fatal(err)
+				}
+				counts[msg.Type]++
+			}
+			waited = true
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("the chapter: %v", err)
+			}
+			want, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+".golden"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stdout.String() != string(want) {
+				t.Errorf("with --view the chapter printed something else than its golden file")
+			}
+			if counts["meta"] != 1 || counts["end"] != 1 || counts["output"] != strings.Count(string(want), "\n") {
+				t.Errorf("the stream held %v; want one meta, one end, and every line of output", counts)
+			}
+			client := http.Client{Timeout: 2 * time.Second}
+			if _, err := client.Get(m[1]); err == nil {
+				t.Error("the page is still served after the chapter ended")
+			}
+		})
+	}
+}
