@@ -83,8 +83,11 @@ type strategy struct {
 	ResetStatusOnCreate bool
 
 	// Table is how kubectl get prints the resource: the columns and
-	// cells of a Table answer (table.go). Kinds without one get
-	// kube-apiserver's default Name and Age.
+	// cells of a Table answer (table.go, table_kinds.go), as the kind's
+	// registry in kube-apiserver prints it. Every built-in kind has one
+	// (TestTableColumnsEveryKind); without one, a Table request is
+	// answered 406, as kube-apiserver answers for a kind that has no
+	// TableConvertor.
 	Table *tablePrinter
 
 	// Fields returns the kind's own field-selector fields of an object,
@@ -147,9 +150,6 @@ var builtinResources = sync.OnceValue(func() []*Resource {
 		}
 		r.New = newOf(gvr.GroupVersion().WithKind(k.kind))
 		r.NewList = newOf(gvr.GroupVersion().WithKind(k.kind + "List"))
-		if r.Table == nil {
-			r.Table = defaultTable
-		}
 		out = append(out, r)
 	}
 	return out
