@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // The resource table. It is laid out as kube-apiserver's registry is
@@ -155,13 +154,13 @@ var builtinResources = sync.OnceValue(func() []*Resource {
 	return out
 })
 
-// newOf makes objects of gvk from client-go's scheme.
+// newOf makes objects of gvk from Scheme (client-go's types).
 func newOf(gvk schema.GroupVersionKind) func() runtime.Object {
-	if !scheme.Scheme.Recognizes(gvk) {
-		panic(fmt.Sprintf("apiserver: client-go's scheme has no %v", gvk)) // zz_generated.kinds.go is wrong
+	if !Scheme.Recognizes(gvk) {
+		panic(fmt.Sprintf("apiserver: Scheme has no %v", gvk)) // zz_generated.kinds.go is wrong
 	}
 	return func() runtime.Object {
-		obj, _ := scheme.Scheme.New(gvk)
+		obj, _ := Scheme.New(gvk)
 		return obj
 	}
 }

@@ -61,17 +61,17 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
-// The CRD's Go types join client-go's scheme (the one the workshop
-// cluster encodes with), as a controller's scheme registers them.
-func init() { utilruntime.Must(apiextensionsv1.AddToScheme(scheme.Scheme)) }
+// The CRD's Go types join the workshop cluster's scheme (the one it
+// encodes and decodes with), not client-go's global one: a program that
+// serves CRDs on a workshop cluster keeps its own scheme as it was.
+func init() { utilruntime.Must(apiextensionsv1.AddToScheme(apiserver.Scheme)) }
 
 // crdTypeConverter knows the CRD kind's schema (for managedFields).
-var crdTypeConverter = applyconfiguration.NewTypeConverter(scheme.Scheme)
+var crdTypeConverter = applyconfiguration.NewTypeConverter(apiserver.Scheme)
 
 // internalScheme converts CRDs to the internal version that
 // apiextensions-apiserver's validation reads.
@@ -126,14 +126,14 @@ func (h *handler) resource() *apiserver.Resource {
 	// apiextensions-apiserver's strategy.PrepareForCreate: the status is
 	// the server's; storedVersions starts with the storage version.
 	r.ResetStatusOnCreate = true
-	r.Default = func(obj runtime.Object, _ metav1.Time) { scheme.Scheme.Default(obj) }
+	r.Default = func(obj runtime.Object, _ metav1.Time) { apiserver.Scheme.Default(obj) }
 	r.Admit = func(obj runtime.Object, _ metav1.Time) {
 		setStoredVersions(obj.(*apiextensionsv1.CustomResourceDefinition))
 	}
 	r.Hooks = &apiserver.Hooks{
 		Validate: validateCRD,
 		// The CRD's own schema, from apiextensions' apply configurations.
-		NewFieldManager: fieldManagerFor(crdTypeConverter, gvk, scheme.Scheme, scheme.Scheme, scheme.Scheme, "status"),
+		NewFieldManager: fieldManagerFor(crdTypeConverter, gvk, apiserver.Scheme, apiserver.Scheme, apiserver.Scheme, "status"),
 		Prepare:         h.prepare,
 		Delete:          h.delete,
 	}
@@ -165,7 +165,7 @@ func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
 	// What will be stored: the store validates before it defaults, and
 	// upstream's PrepareForCreate sets storedVersions before Validate.
 	v1 := obj.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
-	scheme.Scheme.Default(v1)
+	apiserver.Scheme.Default(v1)
 	if old == nil {
 		setStoredVersions(v1)
 	}
