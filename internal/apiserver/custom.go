@@ -41,10 +41,16 @@ type Hooks struct {
 	// NewFieldManager makes the kind's FieldManager for writes through
 	// subresource ("" or "status").
 	NewFieldManager func(subresource string) (*managedfields.FieldManager, error)
-	// Committed runs after every change of an object of the kind, with
-	// the store locked: what kube-apiserver's controllers would do a
-	// moment later, done at once.
-	Committed func(tx Tx, typ watch.EventType, obj runtime.Object) error
+	// Prepare runs before every change of an object of the kind is
+	// stored, with the store locked: typ is the event the change will
+	// send, obj the object as it will be stored. It does all that may
+	// fail: an error refuses the change, which is then neither stored
+	// nor sent to any watch. It returns what runs once the change is
+	// stored and its event sent (nil: nothing), given the stored object:
+	// what kube-apiserver's controllers would do a moment later, done at
+	// once. That part cannot fail the request, which has succeeded by
+	// then; as a controller's, its errors are its own to report.
+	Prepare func(tx Tx, typ watch.EventType, obj runtime.Object) (committed func(tx Tx, obj runtime.Object), err error)
 	// Delete replaces the generic DELETE; it returns what the DELETE
 	// answers.
 	Delete func(tx Tx, obj runtime.Object) (runtime.Object, error)
@@ -182,12 +188,18 @@ func (tx Tx) Commit(res *Resource, typ watch.EventType, obj runtime.Object) {
 	tx.s.commit(res, typ, obj, prev)
 }
 
-// committed runs res's Committed hook. Callers hold s.mu.
-func (s *store) committed(res *Resource, typ watch.EventType, obj runtime.Object) error {
-	if res.Hooks == nil || res.Hooks.Committed == nil {
-		return nil
+// prepare runs res's Prepare hook before a change of obj is stored, and
+// returns what to run once it is: with the stored object, after its
+// event is sent. An error refuses the change. Callers hold s.mu.
+func (s *store) prepare(res *Resource, typ watch.EventType, obj runtime.Object) (committed func(), err error) {
+	if res.Hooks == nil || res.Hooks.Prepare == nil {
+		return func() {}, nil
 	}
-	return res.Hooks.Committed(Tx{s}, typ, obj.DeepCopyObject())
+	then, err := res.Hooks.Prepare(Tx{s}, typ, obj.DeepCopyObject())
+	if err != nil || then == nil {
+		return func() {}, err
+	}
+	return func() { then(Tx{s}, obj.DeepCopyObject()) }, nil
 }
 
 // specOf is what a change of bumps metadata.generation: .spec, and for

@@ -14,16 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 	restwatch "k8s.io/client-go/rest/watch"
 )
 
 // The workshop cluster speaks what kube-apiserver speaks to client-go:
 // JSON, and protobuf, which client-go's typed clients use by default for
 // built-in types (gentype's UseProtobufAsDefaultIfPreferred). Both come
-// from client-go's own scheme, so the bytes are the ones a real server
-// would send.
-var codecs = scheme.Codecs
+// from the types of client-go's own scheme (codecs, scheme.go), so the
+// bytes are the ones a real server would send.
 
 const (
 	mediaJSON     = runtime.ContentTypeJSON

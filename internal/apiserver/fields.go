@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // metadata.managedFields is filled by apimachinery's own FieldManager with
@@ -28,7 +27,7 @@ type fieldManagerKey struct {
 // apply configurations), as kube-apiserver's is built from its OpenAPI
 // models. Built once per process, on first use: it is read-only.
 var typeConverter = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(scheme.Scheme)
+	return applyconfigurations.NewTypeConverter(Scheme)
 })
 
 // fieldManager returns the FieldManager of res's writes through
@@ -52,10 +51,10 @@ func (s *store) fieldManager(res *Resource, subresource string) *managedfields.F
 		if cerr != nil {
 			panic("apiserver: the embedded OpenAPI documents: " + cerr.Error())
 		}
-		fm, err = managedfields.NewDefaultFieldManager(converter, scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), subresource, nil)
+		fm, err = managedfields.NewDefaultFieldManager(converter, Scheme, Scheme, Scheme, gvk, gvk.GroupVersion(), subresource, nil)
 	} else {
 		// The defaulter runs only in Apply (apply.go).
-		fm, err = managedfields.NewDefaultFieldManager(typeConverter(), scheme.Scheme, resourceDefaulter{res}, scheme.Scheme, gvk, gvk.GroupVersion(), subresource, nil)
+		fm, err = managedfields.NewDefaultFieldManager(typeConverter(), Scheme, resourceDefaulter{res}, Scheme, gvk, gvk.GroupVersion(), subresource, nil)
 	}
 	if err != nil {
 		panic("apiserver: field manager for " + res.String() + ": " + err.Error()) // the resource table is wrong

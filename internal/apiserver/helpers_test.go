@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/transcripttest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
@@ -28,151 +27,23 @@ import (
 // manager), and the comparison that ignores only what cannot match (uids,
 // timestamps and absolute resourceVersions).
 
-// exchange is one request and its answer in a transcript.
-type exchange struct {
-	Method, Path string
-	Accept       string // the Accept header sent, where the transcript records it
-	Request      []byte // the body sent, if any
-	Code         int
-	Header       http.Header
-	Body         []byte  // the answer, when it is not a watch stream
-	Events       []frame // the answer, when it is a watch stream
-}
+// The transcripts and their comparison are package transcripttest's,
+// shared with internal/apiserver/crd's tests.
+type (
+	exchange = transcripttest.Exchange
+	frame    = transcripttest.Frame
+)
 
-// frame is one line of a JSON watch stream.
-type frame struct {
-	Type   string         `json:"type"`
-	Object map[string]any `json:"object"`
-}
-
-// transcript reads testdata/transcripts/<name>.txt: sections that begin
-// with "### METHOD PATH", then the request body on one line (if any), then
-// either a pretty-printed answer ending in "--- HTTP <code>", or a stream
-// ("HTTP/2 <code>", headers, a blank line, one JSON event per line).
+// transcript reads testdata/transcripts/<name>.txt.
 func transcript(t *testing.T, name string) []exchange {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "transcripts", name+".txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []exchange
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r", ""), "\n")
-	for i := 0; i < len(lines); {
-		if !strings.HasPrefix(lines[i], "### ") {
-			i++
-			continue
-		}
-		f := strings.Fields(lines[i])
-		if len(f) < 3 || strings.ToUpper(f[1]) != f[1] {
-			i++ // a comment: "### the same update again, ..."
-			continue
-		}
-		ex := exchange{Method: f[1], Path: f[2], Header: http.Header{}}
-		if _, body, ok := strings.Cut(lines[i], " with body "); ok {
-			ex.Request = []byte(body)
-		}
-		i++
-		if i < len(lines) {
-			if accept, ok := strings.CutPrefix(lines[i], "### Accept: "); ok {
-				ex.Accept = accept
-				i++
-			}
-		}
-		if i < len(lines) && strings.HasPrefix(lines[i], "{") && json.Valid([]byte(lines[i])) {
-			ex.Request = []byte(lines[i])
-			i++
-		}
-		if i < len(lines) && strings.HasPrefix(lines[i], "HTTP/") {
-			ex.Code, _ = strconv.Atoi(strings.Fields(lines[i])[1])
-			for i++; i < len(lines) && lines[i] != ""; i++ {
-				k, v, _ := strings.Cut(lines[i], ":")
-				ex.Header.Add(k, strings.TrimSpace(v))
-			}
-		}
-		j := i
-		for j < len(lines) && lines[j] == "" {
-			j++
-		}
-		if j < len(lines) && strings.HasPrefix(lines[j], "### body, base64") {
-			i = j
-			var b64 strings.Builder
-			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "### "); i++ {
-				b64.WriteString(strings.TrimSpace(lines[i]))
-			}
-			raw, err := base64.StdEncoding.DecodeString(b64.String())
-			if err != nil {
-				t.Fatalf("%s: base64 body: %v", name, err)
-			}
-			ex.Body = raw
-			out = append(out, ex)
-			continue
-		}
-		var body []string
-		for ; i < len(lines) && !strings.HasPrefix(lines[i], "### "); i++ {
-			l := lines[i]
-			if code, ok := strings.CutPrefix(l, "--- HTTP "); ok {
-				ex.Code, _ = strconv.Atoi(code)
-				continue
-			}
-			body = append(body, l)
-		}
-		text := strings.TrimSpace(strings.Join(body, "\n"))
-		if strings.HasPrefix(text, `{"type":`) {
-			for _, l := range strings.Split(text, "\n") {
-				var fr frame
-				if err := json.Unmarshal([]byte(l), &fr); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				ex.Events = append(ex.Events, fr)
-			}
-		} else {
-			ex.Body = []byte(text)
-		}
-		out = append(out, ex)
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s: no exchange", name)
-	}
-	return out
+	return transcripttest.Read(t, filepath.Join("testdata", "transcripts", name+".txt"))
 }
 
-// norm returns a copy of a decoded JSON value with what cannot match
-// between two servers made comparable: uids, timestamps and
-// resourceVersions become placeholders (managedFields are compared, their
-// times aside) and continue tokens are
-// decoded, their resourceVersion a placeholder too.
-func norm(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range v {
-			switch s, isString := e.(string); {
-			case !isString:
-				out[k] = norm(e)
-			case k == "uid":
-				out[k] = "<uid>"
-			case k == "resourceVersion" && s != "":
-				out[k] = "<rv>"
-			case k == "continue" && s != "":
-				tok := decodeToken(s)
-				tok["rv"] = "<rv>"
-				out[k] = tok
-			case isTimestamp(k):
-				out[k] = "<time>"
-			default:
-				out[k] = e
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = norm(e)
-		}
-		return out
-	}
-	return v
-}
+var (
+	norm        = transcripttest.Norm
+	decodeToken = transcripttest.DecodeToken
+)
 
 // mentions reports whether a decoded JSON value has key anywhere.
 func mentions(v any, key string) bool {
@@ -254,27 +125,6 @@ func withoutTokenVolume(list any, also func(map[string]any) bool) any {
 		return nil
 	}
 	return kept
-}
-
-func isTimestamp(key string) bool {
-	switch key {
-	case "creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastProbeTime", "time":
-		return true
-	}
-	return false
-}
-
-// decodeToken decodes a continue token (base64 of a JSON object).
-func decodeToken(s string) map[string]any {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return map[string]any{"undecodable": s}
-	}
-	var tok map[string]any
-	if err := json.Unmarshal(b, &tok); err != nil {
-		return map[string]any{"undecodable": s}
-	}
-	return tok
 }
 
 // sameJSON fails the test if got and want differ after norm. A

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // The resource table. It is laid out as kube-apiserver's registry is
@@ -83,8 +82,11 @@ type strategy struct {
 	ResetStatusOnCreate bool
 
 	// Table is how kubectl get prints the resource: the columns and
-	// cells of a Table answer (table.go). Kinds without one get
-	// kube-apiserver's default Name and Age.
+	// cells of a Table answer (table.go, table_kinds.go), as the kind's
+	// registry in kube-apiserver prints it. Every built-in kind has one
+	// (TestTableColumnsEveryKind); without one, a Table request is
+	// answered 406, as kube-apiserver answers for a kind that has no
+	// TableConvertor.
 	Table *tablePrinter
 
 	// Fields returns the kind's own field-selector fields of an object,
@@ -147,21 +149,18 @@ var builtinResources = sync.OnceValue(func() []*Resource {
 		}
 		r.New = newOf(gvr.GroupVersion().WithKind(k.kind))
 		r.NewList = newOf(gvr.GroupVersion().WithKind(k.kind + "List"))
-		if r.Table == nil {
-			r.Table = defaultTable
-		}
 		out = append(out, r)
 	}
 	return out
 })
 
-// newOf makes objects of gvk from client-go's scheme.
+// newOf makes objects of gvk from Scheme (client-go's types).
 func newOf(gvk schema.GroupVersionKind) func() runtime.Object {
-	if !scheme.Scheme.Recognizes(gvk) {
-		panic(fmt.Sprintf("apiserver: client-go's scheme has no %v", gvk)) // zz_generated.kinds.go is wrong
+	if !Scheme.Recognizes(gvk) {
+		panic(fmt.Sprintf("apiserver: Scheme has no %v", gvk)) // zz_generated.kinds.go is wrong
 	}
 	return func() runtime.Object {
-		obj, _ := scheme.Scheme.New(gvk)
+		obj, _ := Scheme.New(gvk)
 		return obj
 	}
 }

@@ -338,10 +338,12 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 			return nil, err
 		}
 	}
-	s.commit(res, watch.Added, obj, nil)
-	if err := s.committed(res, watch.Added, obj); err != nil {
+	committed, err := s.prepare(res, watch.Added, obj)
+	if err != nil {
 		return nil, err
 	}
+	s.commit(res, watch.Added, obj, nil)
+	committed()
 	if res.GVR == namespacesGVR && s.defaultServiceAccounts {
 		// kube-controller-manager's serviceaccounts controller; its
 		// ServiceAccount has no managedFields (transcript 91).
@@ -511,14 +513,17 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if !keepManagedFields {
 		next = s.manageFields(res, subresource, old, next, manager)
 	}
-	nm := metaOf(next)
-	if nm.GetDeletionTimestamp() != nil && len(nm.GetFinalizers()) == 0 {
-		// The last finalizer is gone: the pending delete completes.
-		s.commit(res, watch.Deleted, next, old)
-		return next.DeepCopyObject(), s.committed(res, watch.Deleted, next)
+	typ := watch.Modified
+	if nm := metaOf(next); nm.GetDeletionTimestamp() != nil && len(nm.GetFinalizers()) == 0 {
+		typ = watch.Deleted // the last finalizer is gone: the pending delete completes
 	}
-	s.commit(res, watch.Modified, next, old)
-	return next.DeepCopyObject(), s.committed(res, watch.Modified, next)
+	committed, err := s.prepare(res, typ, next)
+	if err != nil {
+		return nil, err
+	}
+	s.commit(res, typ, next, old)
+	committed()
+	return next.DeepCopyObject(), nil
 }
 
 // deleteResult is what a DELETE answers: the object, or (for resources

@@ -93,16 +93,16 @@ var strategies = map[schema.GroupResource]strategy{
 		},
 	},
 	{Resource: "persistentvolumes"}: {
-		ShortNames: []string{"pv"}, ResetStatusOnCreate: true,
+		ShortNames: []string{"pv"}, Table: persistentVolumeTable, ResetStatusOnCreate: true,
 		Admit: func(obj runtime.Object, now metav1.Time) {
 			pv := obj.(*corev1.PersistentVolume)
 			pv.Status.Phase = corev1.VolumePending
 			pv.Status.LastPhaseTransitionTime = &now
 		},
 	},
-	{Resource: "limitranges"}:    {ShortNames: []string{"limits"}},
-	{Resource: "resourcequotas"}: {ShortNames: []string{"quota"}, ResetStatusOnCreate: true},
-	{Resource: "podtemplates"}: {Generation: true, Default: func(obj runtime.Object, _ metav1.Time) {
+	{Resource: "limitranges"}:    {ShortNames: []string{"limits"}, Table: limitRangeTable},
+	{Resource: "resourcequotas"}: {ShortNames: []string{"quota"}, Table: resourceQuotaTable, ResetStatusOnCreate: true},
+	{Resource: "podtemplates"}: {Generation: true, Table: podTemplateTable, Default: func(obj runtime.Object, _ metav1.Time) {
 		defaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec)
 	}},
 
@@ -129,6 +129,7 @@ var strategies = map[schema.GroupResource]strategy{
 		ShortNames: []string{"ds"}, Table: daemonSetTable, Generation: true, ResetStatusOnCreate: true,
 		Default: defaultDaemonSet,
 	},
+	{Group: "apps", Resource: "controllerrevisions"}: {Table: controllerRevisionTable},
 
 	// events.k8s.io: the same Events as the core group's, by other
 	// field names (pkg/apis/events/v1/conversion.go maps them to the
@@ -143,7 +144,7 @@ var strategies = map[schema.GroupResource]strategy{
 
 	// autoscaling
 	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: {
-		ShortNames: []string{"hpa"}, Generation: true, ResetStatusOnCreate: true,
+		ShortNames: []string{"hpa"}, Table: horizontalPodAutoscalerTable, Generation: true, ResetStatusOnCreate: true,
 	},
 
 	// batch
@@ -171,7 +172,7 @@ var strategies = map[schema.GroupResource]strategy{
 	{Group: "networking.k8s.io", Resource: "ingresses"}: {
 		ShortNames: []string{"ing"}, Table: ingressTable, Generation: true, ResetStatusOnCreate: true,
 	},
-	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {Generation: true},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {Generation: true, Table: ingressClassTable},
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
 		ShortNames: []string{"netpol"}, Table: networkPolicyTable, Generation: true,
 		Default: defaultNetworkPolicy,
@@ -191,7 +192,9 @@ var strategies = map[schema.GroupResource]strategy{
 
 	// coordination.k8s.io, rbac.authorization.k8s.io: stored as sent.
 	{Group: "coordination.k8s.io", Resource: "leases"}:                    {Table: leaseTable},
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               {Table: roleTable},
 	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Table: roleBindingTable},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        {Table: clusterRoleTable},
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Table: clusterRoleBindingTable},
 
 	// discovery.k8s.io

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +32,8 @@ import (
 // import; they are written out below and in table_kinds.go (services,
 // secrets, jobs, rbac bindings... each kind's print<Kind>) for the kinds
 // the workshop cluster serves, each rule beside the upstream function it
-// copies; the kinds with none there get Name and Age. The table
+// copies; the kinds whose registry has no printer get the default
+// TableConvertor's Name and Created At (defaultConvertorTable). The table
 // around them is kube-apiserver's asTable and TableConvertor
 // (apiserver/pkg/endpoints/handlers/response.go,
 // kubernetes/pkg/printers/storage).
@@ -155,13 +157,19 @@ var (
 	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
 )
 
-// defaultTable is for kinds with no printer of their own here: Name and
-// Age, the columns every kube-apiserver printer starts and ends with.
-var defaultTable = &tablePrinter{
-	columns: []metav1.TableColumnDefinition{nameColumn, ageColumn},
-	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+// defaultConvertorTable is kube-apiserver's default TableConvertor
+// (k8s.io/apiserver pkg/registry/rest/table.go,
+// defaultTableConvertor.ConvertToTable), which the registries of the
+// kinds without a printer use (limitranges, roles, clusterroles): Name,
+// and Created At as an RFC 3339 time in UTC, of type date.
+var defaultConvertorTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
+	},
+	cells: func(obj runtime.Object, _ func(metav1.Time) string) []any {
 		m := metaOf(obj)
-		return []any{m.GetName(), age(m.GetCreationTimestamp())}
+		return []any{m.GetName(), m.GetCreationTimestamp().UTC().Format(time.RFC3339)}
 	},
 }
 

@@ -2,12 +2,14 @@ package apiserver
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The Tables of the other built-in kinds, each copied from
@@ -158,8 +161,112 @@ var secretTable = &tablePrinter{
 }
 
 // serviceAccountTable: serviceAccountColumnDefinitions and
-// printServiceAccount: Name and Age, as defaultTable.
-var serviceAccountTable = defaultTable
+// printServiceAccount: Name and Age only.
+var serviceAccountTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{nameColumn, ageColumn},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		sa := obj.(*corev1.ServiceAccount)
+		return []any{sa.Name, age(sa.CreationTimestamp)}
+	},
+}
+
+// limitRangeTable, roleTable, clusterRoleTable: their registries
+// (pkg/registry/core/limitrange/storage, pkg/registry/rbac/role/storage,
+// pkg/registry/rbac/clusterrole/storage) have no printer but
+// rest.NewDefaultTableConvertor: Name and Created At.
+var (
+	limitRangeTable  = defaultConvertorTable
+	roleTable        = defaultConvertorTable
+	clusterRoleTable = defaultConvertorTable
+)
+
+// persistentVolumeTable: persistentVolumeColumnDefinitions and
+// printPersistentVolume.
+var persistentVolumeTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Capacity", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["capacity"]},
+		{Name: "Access Modes", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["accessModes"]},
+		{Name: "Reclaim Policy", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["persistentVolumeReclaimPolicy"]},
+		{Name: "Status", Type: "string", Description: corev1.PersistentVolumeStatus{}.SwaggerDoc()["phase"]},
+		{Name: "Claim", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["claimRef"]},
+		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
+		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
+		{Name: "Reason", Type: "string", Description: corev1.PersistentVolumeStatus{}.SwaggerDoc()["reason"]},
+		ageColumn,
+		{Name: "VolumeMode", Type: "string", Priority: 1, Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["volumeMode"]},
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		pv := obj.(*corev1.PersistentVolume)
+		var claim string
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			claim = ref.Namespace + "/" + ref.Name
+		}
+		size := pv.Spec.Capacity[corev1.ResourceStorage]
+		phase := string(pv.Status.Phase)
+		if pv.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		volumeMode, vac := "<unset>", "<unset>"
+		if pv.Spec.VolumeMode != nil {
+			volumeMode = string(*pv.Spec.VolumeMode)
+		}
+		if pv.Spec.VolumeAttributesClassName != nil {
+			vac = *pv.Spec.VolumeAttributesClassName
+		}
+		// GetPersistentVolumeClass: the beta annotation first.
+		class, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]
+		if !ok {
+			class = pv.Spec.StorageClassName
+		}
+		return []any{
+			pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
+			phase, claim, class, vac, pv.Status.Reason, age(pv.CreationTimestamp), volumeMode,
+		}
+	},
+}
+
+// resourceQuotaTable: resourceQuotaColumnDefinitions and
+// printResourceQuota: used/hard of each resource the status holds, by
+// name; those named limits.* under Limit, the others under Request.
+var resourceQuotaTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Request", Type: "string", Description: "Request represents a minimum amount of cpu/memory that a container may consume."},
+		{Name: "Limit", Type: "string", Description: "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		q := obj.(*corev1.ResourceQuota)
+		var request, limit []string
+		for _, name := range slices.Sorted(maps.Keys(q.Status.Hard)) {
+			used, hard := q.Status.Used[name], q.Status.Hard[name]
+			s := fmt.Sprintf("%s: %s/%s", name, used.String(), hard.String())
+			if pieces := strings.Split(string(name), "."); len(pieces) > 1 && pieces[0] == "limits" {
+				limit = append(limit, s)
+			} else {
+				request = append(request, s)
+			}
+		}
+		return []any{q.Name, strings.Join(request, ", "), strings.Join(limit, ", "), age(q.CreationTimestamp)}
+	},
+}
+
+// podTemplateTable: podTemplateColumnDefinitions and printPodTemplate:
+// no Age, and the containers are not wide.
+var podTemplateTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Containers", Type: "string", Description: "Names of each container in the template."},
+		{Name: "Images", Type: "string", Description: "Images referenced by each container in the template."},
+		{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
+	},
+	cells: func(obj runtime.Object, _ func(metav1.Time) string) []any {
+		pt := obj.(*corev1.PodTemplate)
+		names, images := containerCells(pt.Template.Spec.Containers)
+		return []any{pt.Name, names, images, labels.FormatLabels(pt.Template.Labels)}
+	},
+}
 
 // endpointsTable: endpointColumnDefinitions and printEndpoints.
 var endpointsTable = &tablePrinter{
@@ -277,6 +384,151 @@ var daemonSetTable = &tablePrinter{
 			age(d.CreationTimestamp), names, images, metav1.FormatLabelSelector(d.Spec.Selector),
 		}
 	},
+}
+
+// controllerRevisionTable: controllerRevisionColumnDefinition and
+// printControllerRevision. Revision is an integer cell in a column
+// typed string, as upstream has it.
+var controllerRevisionTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller of the object"},
+		{Name: "Revision", Type: "string", Description: appsv1.ControllerRevision{}.SwaggerDoc()["revision"]},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		cr := obj.(*appsv1.ControllerRevision)
+		controller := "<none>"
+		if ref := metav1.GetControllerOf(cr); ref != nil {
+			// formatResourceName(kind, name, true). Upstream fails the
+			// Table on an apiVersion that does not parse; kube-apiserver
+			// never stores one (ValidateOwnerReferences: "version must
+			// not be empty"), this server does not check, and prints
+			// the kind alone.
+			gk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
+			controller = ref.Name
+			if !gk.Empty() {
+				controller = strings.ToLower(gk.String()) + "/" + ref.Name
+			}
+		}
+		return []any{cr.Name, controller, cr.Revision, age(cr.CreationTimestamp)}
+	},
+}
+
+// horizontalPodAutoscalerTable: horizontalPodAutoscalerColumnDefinitions
+// and printHorizontalPodAutoscaler. MaxPods and Replicas are integer
+// cells in columns typed string, as upstream has them.
+var horizontalPodAutoscalerTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Reference", Type: "string", Description: autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["scaleTargetRef"]},
+		{Name: "Targets", Type: "string", Description: autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["metrics"]},
+		{Name: "MinPods", Type: "string", Description: autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["minReplicas"]},
+		{Name: "MaxPods", Type: "string", Description: autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["maxReplicas"]},
+		{Name: "Replicas", Type: "string", Description: autoscalingv2.HorizontalPodAutoscalerStatus{}.SwaggerDoc()["currentReplicas"]},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		h := obj.(*autoscalingv2.HorizontalPodAutoscaler)
+		minPods := "<unset>"
+		if h.Spec.MinReplicas != nil {
+			minPods = strconv.Itoa(int(*h.Spec.MinReplicas))
+		}
+		return []any{
+			h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, formatHPAMetrics(h.Spec.Metrics, h.Status.CurrentMetrics),
+			minPods, int64(h.Spec.MaxReplicas), int64(h.Status.CurrentReplicas), age(h.CreationTimestamp),
+		}
+	},
+}
+
+// formatHPAMetrics is printers.go formatHPAMetrics: each metric's
+// current/target, the first two, then how many more.
+func formatHPAMetrics(specs []autoscalingv2.MetricSpec, statuses []autoscalingv2.MetricStatus) string {
+	if len(specs) == 0 {
+		return "<none>"
+	}
+	const max = 2
+	list := []string{}
+	// utilization is current/target of a Resource or ContainerResource
+	// metric: a value, or a percentage.
+	utilization := func(name corev1.ResourceName, target autoscalingv2.MetricTarget, current *autoscalingv2.MetricValueStatus) string {
+		if target.AverageValue != nil {
+			cur := "<unknown>"
+			if current != nil {
+				cur = current.AverageValue.String()
+			}
+			return fmt.Sprintf("%s: %s/%s", name.String(), cur, target.AverageValue.String())
+		}
+		cur := "<unknown>"
+		if current != nil && current.AverageUtilization != nil {
+			cur = fmt.Sprintf("%d%%", *current.AverageUtilization)
+		}
+		tgt := "<auto>"
+		if target.AverageUtilization != nil {
+			tgt = fmt.Sprintf("%d%%", *target.AverageUtilization)
+		}
+		return fmt.Sprintf("%s: %s/%s", name.String(), cur, tgt)
+	}
+	for i, spec := range specs {
+		var st *autoscalingv2.MetricStatus
+		if len(statuses) > i {
+			st = &statuses[i]
+		}
+		switch spec.Type {
+		case autoscalingv2.ExternalMetricSourceType:
+			var cur *autoscalingv2.MetricValueStatus
+			if st != nil && st.External != nil {
+				cur = &st.External.Current
+			}
+			list = append(list, valueMetric(spec.External.Target, cur))
+		case autoscalingv2.PodsMetricSourceType:
+			current := "<unknown>"
+			if st != nil && st.Pods != nil {
+				current = st.Pods.Current.AverageValue.String()
+			}
+			list = append(list, fmt.Sprintf("%s/%s", current, spec.Pods.Target.AverageValue.String()))
+		case autoscalingv2.ObjectMetricSourceType:
+			var cur *autoscalingv2.MetricValueStatus
+			if st != nil && st.Object != nil {
+				cur = &st.Object.Current
+			}
+			list = append(list, valueMetric(spec.Object.Target, cur))
+		case autoscalingv2.ResourceMetricSourceType:
+			var cur *autoscalingv2.MetricValueStatus
+			if st != nil && st.Resource != nil {
+				cur = &st.Resource.Current
+			}
+			list = append(list, utilization(spec.Resource.Name, spec.Resource.Target, cur))
+		case autoscalingv2.ContainerResourceMetricSourceType:
+			var cur *autoscalingv2.MetricValueStatus
+			if st != nil && st.ContainerResource != nil {
+				cur = &st.ContainerResource.Current
+			}
+			list = append(list, utilization(spec.ContainerResource.Name, spec.ContainerResource.Target, cur))
+		default:
+			list = append(list, "<unknown type>")
+		}
+	}
+	if count := len(list); count > max {
+		return fmt.Sprintf("%s + %d more...", strings.Join(list[:max], ", "), count-max)
+	}
+	return strings.Join(list, ", ")
+}
+
+// valueMetric is current/target of an External or Object metric: an
+// average value ("(avg)"), or a value.
+func valueMetric(target autoscalingv2.MetricTarget, current *autoscalingv2.MetricValueStatus) string {
+	cur := "<unknown>"
+	if target.AverageValue != nil {
+		if current != nil && current.AverageValue != nil {
+			cur = current.AverageValue.String()
+		}
+		return fmt.Sprintf("%s/%s (avg)", cur, target.AverageValue.String())
+	}
+	if current != nil {
+		cur = current.Value.String()
+	}
+	return fmt.Sprintf("%s/%s", cur, target.Value.String())
 }
 
 // jobTable: jobColumnDefinitions and printJob. A running job's
@@ -438,6 +690,35 @@ var ingressTable = &tablePrinter{
 			ports = "80, 443"
 		}
 		return []any{in.Name, class, hostsCell, sortedSet(lb), ports, age(in.CreationTimestamp)}
+	},
+}
+
+// ingressClassTable: ingressClassColumnDefinitions and
+// printIngressClass: the default class (annotated
+// ingressclass.kubernetes.io/is-default-class: "true") is marked, on a
+// get as on a list.
+var ingressClassTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller that is responsible for handling this class"},
+		{Name: "Parameters", Type: "string", Description: "A reference to a resource with additional parameters"},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		ic := obj.(*networkingv1.IngressClass)
+		name := ic.Name
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" { // HasDefaultAnnotation
+			name += " (default)"
+		}
+		parameters := "<none>"
+		if p := ic.Spec.Parameters; p != nil {
+			parameters = p.Kind
+			if p.APIGroup != nil {
+				parameters += "." + *p.APIGroup
+			}
+			parameters += "/" + p.Name
+		}
+		return []any{name, ic.Spec.Controller, parameters, age(ic.CreationTimestamp)}
 	},
 }
 
@@ -617,17 +898,17 @@ var priorityClassTable = &tablePrinter{
 // roleBindingTable and clusterRoleBindingTable: roleBindingsColumnDefinitions,
 // clusterRoleBindingsColumnDefinitions, printRoleBinding and
 // printClusterRoleBinding. The Role column's description is the v1beta1
-// type's roleRef documentation, as upstream takes it.
+// type's roleRef documentation, each kind its own, as upstream takes it.
 var (
-	roleBindingTable        = bindingTable("roleBinding")
-	clusterRoleBindingTable = bindingTable("clusterRoleBinding")
+	roleBindingTable        = bindingTable("roleBinding", rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"])
+	clusterRoleBindingTable = bindingTable("clusterRoleBinding", rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"])
 )
 
-func bindingTable(kind string) *tablePrinter {
+func bindingTable(kind, roleRefDoc string) *tablePrinter {
 	return &tablePrinter{
 		columns: []metav1.TableColumnDefinition{
 			nameColumn,
-			{Name: "Role", Type: "string", Description: rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"]},
+			{Name: "Role", Type: "string", Description: roleRefDoc},
 			ageColumn,
 			{Name: "Users", Type: "string", Priority: 1, Description: "Users in the " + kind},
 			{Name: "Groups", Type: "string", Priority: 1, Description: "Groups in the " + kind},

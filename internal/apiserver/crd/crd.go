@@ -72,6 +72,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -80,17 +81,17 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
-// The CRD's Go types join client-go's scheme (the one the workshop
-// cluster encodes with), as a controller's scheme registers them.
-func init() { utilruntime.Must(apiextensionsv1.AddToScheme(scheme.Scheme)) }
+// The CRD's Go types join the workshop cluster's scheme (the one it
+// encodes and decodes with), not client-go's global one: a program that
+// serves CRDs on a workshop cluster keeps its own scheme as it was.
+func init() { utilruntime.Must(apiextensionsv1.AddToScheme(apiserver.Scheme)) }
 
 // crdTypeConverter knows the CRD kind's schema (for managedFields).
-var crdTypeConverter = applyconfiguration.NewTypeConverter(scheme.Scheme)
+var crdTypeConverter = applyconfiguration.NewTypeConverter(apiserver.Scheme)
 
 // internalScheme converts CRDs to the internal version that
 // apiextensions-apiserver's validation reads.
@@ -145,15 +146,15 @@ func (h *handler) resource() *apiserver.Resource {
 	// apiextensions-apiserver's strategy.PrepareForCreate: the status is
 	// the server's; storedVersions starts with the storage version.
 	r.ResetStatusOnCreate = true
-	r.Default = func(obj runtime.Object, _ metav1.Time) { scheme.Scheme.Default(obj) }
+	r.Default = func(obj runtime.Object, _ metav1.Time) { apiserver.Scheme.Default(obj) }
 	r.Admit = func(obj runtime.Object, _ metav1.Time) {
 		setStoredVersions(obj.(*apiextensionsv1.CustomResourceDefinition))
 	}
 	r.Hooks = &apiserver.Hooks{
 		Validate: validateCRD,
 		// The CRD's own schema, from apiextensions' apply configurations.
-		NewFieldManager: fieldManagerFor(crdTypeConverter, gvk, scheme.Scheme, scheme.Scheme, scheme.Scheme, "status"),
-		Committed:       h.committed,
+		NewFieldManager: fieldManagerFor(crdTypeConverter, gvk, apiserver.Scheme, apiserver.Scheme, apiserver.Scheme, "status"),
+		Prepare:         h.prepare,
 		Delete:          h.delete,
 	}
 	return r
@@ -184,7 +185,7 @@ func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
 	// What will be stored: the store validates before it defaults, and
 	// upstream's PrepareForCreate sets storedVersions before Validate.
 	v1 := obj.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
-	scheme.Scheme.Default(v1)
+	apiserver.Scheme.Default(v1)
 	if old == nil {
 		setStoredVersions(v1)
 	}
@@ -227,59 +228,88 @@ func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.Erro
 	return nil
 }
 
-// committed is what apiextensions-apiserver's controllers do after a CRD
+// prepare is what apiextensions-apiserver's controllers do after a CRD
 // changes, done at once: the naming controller accepts the names
 // (NamesAccepted, then Established False "Installing"), the CRD's kind
 // is served, and the establishing controller marks it Established
 // (transcript 81). A later change of the spec serves the kind anew.
-func (h *handler) committed(tx apiserver.Tx, typ watch.EventType, obj runtime.Object) error {
+//
+// What may fail is done before the CRD is stored, so that a failure
+// refuses the write and leaves nothing behind: the resources its served
+// versions make (structural schema, printer columns) and their place
+// among those served. What it returns, run once the CRD is stored,
+// writes the conditions and serves what was built.
+func (h *handler) prepare(tx apiserver.Tx, typ watch.EventType, obj runtime.Object) (func(apiserver.Tx, runtime.Object), error) {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	if typ == watch.Deleted || crd.DeletionTimestamp != nil {
-		return nil
+		return nil, nil
 	}
+	var next *served
+	accepted := isTrue(condition(crd, apiextensionsv1.NamesAccepted))
+	// Names in conflict are not accepted and nothing is served (settle
+	// says why); accepted names, or names about to be, are served at
+	// this generation.
+	if sv := h.served[crd.Name]; (accepted || h.conflict(tx, crd) == "") && (sv == nil || sv.generation != crd.Generation) {
+		var err error
+		if next, err = h.build(tx, crd); err != nil {
+			return nil, err
+		}
+	}
+	return func(tx apiserver.Tx, obj runtime.Object) {
+		if err := h.settle(tx, obj.(*apiextensionsv1.CustomResourceDefinition), next); err != nil {
+			// A controller's error, not the write's: the CRD is stored.
+			utilruntime.HandleError(fmt.Errorf("CustomResourceDefinition %s: %w", crd.Name, err))
+		}
+	}, nil
+}
+
+func isTrue(c *apiextensionsv1.CustomResourceDefinitionCondition) bool {
+	return c != nil && c.Status == apiextensionsv1.ConditionTrue
+}
+
+// settle writes the stored crd's conditions and serves next, which
+// prepare built (nil: nothing new to serve). Each status write is a
+// change of the CRD, prepared and settled in turn.
+func (h *handler) settle(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefinition, next *served) error {
 	now := tx.Now()
 	crdRes := tx.Lookup(GVR)
-	names := condition(crd, apiextensionsv1.NamesAccepted)
-	if names == nil || names.Status != apiextensionsv1.ConditionTrue {
-		next := crd.DeepCopy()
+	if names := condition(crd, apiextensionsv1.NamesAccepted); !isTrue(names) {
+		upd := crd.DeepCopy()
 		if msg := h.conflict(tx, crd); msg != "" {
 			if names != nil && names.Status == apiextensionsv1.ConditionFalse && names.Message == msg {
 				return nil
 			}
-			setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+			setCondition(upd, apiextensionsv1.CustomResourceDefinitionCondition{
 				Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse,
 				Reason: "PluralConflict", Message: msg, LastTransitionTime: now,
 			})
-			_, err := tx.Update(crdRes, next, "status", "kube-apiserver")
+			_, err := tx.Update(crdRes, upd, "status", "kube-apiserver")
 			return err
 		}
-		next.Status.AcceptedNames = crd.Spec.Names
-		setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+		upd.Status.AcceptedNames = crd.Spec.Names
+		setCondition(upd, apiextensionsv1.CustomResourceDefinitionCondition{
 			Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue,
 			Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: now,
 		})
-		if condition(next, apiextensionsv1.Established) == nil {
-			setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+		if condition(upd, apiextensionsv1.Established) == nil {
+			setCondition(upd, apiextensionsv1.CustomResourceDefinitionCondition{
 				Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse,
 				Reason: "Installing", Message: "the initial names have been accepted", LastTransitionTime: now,
 			})
 		}
-		_, err := tx.Update(crdRes, next, "status", "kube-apiserver")
+		_, err := tx.Update(crdRes, upd, "status", "kube-apiserver")
 		return err
 	}
-	// Serve the kind (anew if the spec changed).
-	if sv := h.served[crd.Name]; sv == nil || sv.generation != crd.Generation {
-		if err := h.serve(tx, crd); err != nil {
-			return err
-		}
+	if next != nil {
+		h.serve(tx, crd, next)
 	}
-	if est := condition(crd, apiextensionsv1.Established); est == nil || est.Status != apiextensionsv1.ConditionTrue {
-		next := crd.DeepCopy()
-		setCondition(next, apiextensionsv1.CustomResourceDefinitionCondition{
+	if !isTrue(condition(crd, apiextensionsv1.Established)) {
+		upd := crd.DeepCopy()
+		setCondition(upd, apiextensionsv1.CustomResourceDefinitionCondition{
 			Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue,
 			Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: now,
 		})
-		_, err := tx.Update(crdRes, next, "status", "kube-apiserver")
+		_, err := tx.Update(crdRes, upd, "status", "kube-apiserver")
 		return err
 	}
 	return nil
@@ -303,41 +333,65 @@ func (h *handler) conflict(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceD
 	return ""
 }
 
-// serve serves each served version of crd, replacing what it served
-// before.
-func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefinition) error {
+// build makes the resources crd's served versions serve, without serving
+// them. Names once accepted are not checked again (as the naming
+// controller keeps them), so a version that would take the place of a
+// resource served by something else is refused here: kube-apiserver
+// would route its requests to the built-in one, this server cannot
+// serve both.
+func (h *handler) build(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefinition) (*served, error) {
+	mine := map[*apiserver.Resource]bool{}
+	if sv := h.served[crd.Name]; sv != nil {
+		for _, r := range sv.resources {
+			mine[r] = true
+		}
+	}
+	next := &served{generation: crd.Generation}
+	st, err := newStorage(crd)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		r, err := customResource(crd, v, st)
+		if err != nil {
+			return nil, err
+		}
+		if other := tx.Lookup(r.GVR); other != nil && !mine[other] {
+			return nil, apierrors.NewInvalid(apiextensionsv1.Kind("CustomResourceDefinition"), crd.Name, field.ErrorList{
+				field.Forbidden(field.NewPath("spec", "versions").Index(i).Child("name"),
+					fmt.Sprintf("the workshop cluster already serves %s", r.GVR)),
+			})
+		}
+		next.resources = append(next.resources, r)
+	}
+	return next, nil
+}
+
+// serve serves next, which build made for crd, in place of what crd
+// served before. build checked each resource's place, under the same
+// lock: serving cannot fail.
+func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefinition, next *served) {
 	old := map[schema.GroupVersionResource]*apiserver.Resource{}
 	if sv := h.served[crd.Name]; sv != nil {
 		for _, r := range sv.resources {
 			old[r.GVR] = r
 		}
 	}
-	next := &served{generation: crd.Generation}
-	st, err := newStorage(crd)
-	if err != nil {
-		return err
-	}
-	for _, v := range crd.Spec.Versions {
-		if !v.Served {
-			continue
-		}
-		r, err := customResource(crd, v, st)
-		if err != nil {
-			return err
-		}
+	for _, r := range next.resources {
 		if err := tx.Serve(r, old[r.GVR]); err != nil {
-			return err
+			utilruntime.HandleError(fmt.Errorf("CustomResourceDefinition %s: %w", crd.Name, err))
 		}
 		delete(old, r.GVR)
-		next.resources = append(next.resources, r)
 	}
 	for _, r := range old { // versions no longer served
 		if err := tx.Unserve(r); err != nil {
-			return err
+			utilruntime.HandleError(fmt.Errorf("CustomResourceDefinition %s: %w", crd.Name, err))
 		}
 	}
 	h.served[crd.Name] = next
-	return nil
 }
 
 // delete is apiextensions-apiserver's CRD delete

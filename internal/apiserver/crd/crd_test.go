@@ -1,16 +1,13 @@
 package crd
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/transcripttest"
 )
 
 // Each test replays what a real kube-apiserver v1.36.3 answered
@@ -28,71 +26,15 @@ import (
 // and compares the workshop cluster's answers with the recorded ones,
 // uids, timestamps and resourceVersions aside.
 
-// exchange is one recorded request and its answer.
-type exchange struct {
-	method, path string
-	body         []byte // the request's
-	code         int
-	answer       []byte // JSON, or watch frames one per line
-}
-
-// transcript reads a recorded transcript: "### METHOD PATH" lines, the
-// request body (JSON, possibly over several lines), the status line,
-// headers, a blank line and the answer. A file with no request line (83,
-// 88) is one answer.
-func transcript(t *testing.T, name string) []exchange {
+// transcript reads ../testdata/transcripts/<name>.txt (package
+// transcripttest, shared with internal/apiserver's tests).
+func transcript(t *testing.T, name string) []transcripttest.Exchange {
 	t.Helper()
 	path := filepath.Join("..", "testdata", "transcripts", name+".txt")
 	if strings.HasPrefix(name, "realk8s/") { // recorded by testdata/record.sh
 		path = filepath.Join("testdata", name+".txt")
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []exchange
-	var cur *exchange
-	var body, answer []string
-	inAnswer := false
-	flush := func() {
-		if cur != nil {
-			cur.body = []byte(strings.Join(body, "\n"))
-			cur.answer = []byte(strings.TrimSpace(strings.Join(answer, "\n")))
-			out = append(out, *cur)
-		}
-		body, answer, inAnswer = nil, nil, false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	headers := false
-	for sc.Scan() {
-		l := strings.TrimSuffix(sc.Text(), "\r")
-		switch {
-		case strings.HasPrefix(l, "### "):
-			f := strings.Fields(l)
-			if len(f) < 3 || strings.ToUpper(f[1]) != f[1] {
-				continue
-			}
-			flush()
-			cur = &exchange{method: f[1], path: f[2]}
-		case strings.HasPrefix(l, "HTTP/"):
-			if cur == nil {
-				cur = &exchange{}
-			}
-			cur.code, _ = strconv.Atoi(strings.Fields(l)[1])
-			headers = true
-		case headers:
-			if l == "" {
-				headers, inAnswer = false, true
-			}
-		case inAnswer:
-			answer = append(answer, l)
-		case cur != nil:
-			body = append(body, l)
-		}
-	}
-	flush()
-	return out
+	return transcripttest.Read(t, path)
 }
 
 // client talks to one workshop cluster with CRDs served.
@@ -148,15 +90,15 @@ func (c *client) replay(name string) [][]byte {
 	c.t.Helper()
 	var answers [][]byte
 	for i, ex := range transcript(c.t, name) {
-		if strings.Contains(ex.path, "watch=true") {
+		if strings.Contains(ex.Path, "watch=true") {
 			c.watch(name, ex)
 			continue
 		}
-		code, _, got := c.do(ex.method, ex.path, ex.body, "")
-		if code != ex.code {
-			c.t.Fatalf("%s #%d %s %s: HTTP %d, want %d: %s", name, i, ex.method, ex.path, code, ex.code, got)
+		code, _, got := c.do(ex.Method, ex.Path, ex.Request, "")
+		if code != ex.Code {
+			c.t.Fatalf("%s #%d %s %s: HTTP %d, want %d: %s", name, i, ex.Method, ex.Path, code, ex.Code, got)
 		}
-		c.same(name+" "+ex.method+" "+ex.path, got, ex.answer)
+		c.same(name+" "+ex.Method+" "+ex.Path, got, ex.Body)
 		answers = append(answers, got)
 	}
 	return answers
@@ -164,23 +106,24 @@ func (c *client) replay(name string) [][]byte {
 
 // watch opens a recorded watch, reads as many frames as were recorded
 // and compares each.
-func (c *client) watch(name string, ex exchange) {
+func (c *client) watch(name string, ex transcripttest.Exchange) {
 	c.t.Helper()
-	resp, err := http.Get(c.s.URL() + ex.path)
+	resp, err := http.Get(c.s.URL() + ex.Path)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != ex.code {
-		c.t.Fatalf("%s %s: HTTP %d, want %d", name, ex.path, resp.StatusCode, ex.code)
+	if resp.StatusCode != ex.Code {
+		c.t.Fatalf("%s %s: HTTP %d, want %d", name, ex.Path, resp.StatusCode, ex.Code)
 	}
 	dec := json.NewDecoder(resp.Body)
-	for i, want := range strings.Split(string(ex.answer), "\n") {
+	for i, fr := range ex.Events {
 		var got json.RawMessage
 		if err := dec.Decode(&got); err != nil {
 			c.t.Fatalf("%s frame %d: %v", name, i, err)
 		}
-		c.same(fmt.Sprintf("%s frame %d", name, i), got, []byte(want))
+		want, _ := json.Marshal(fr)
+		c.same(fmt.Sprintf("%s frame %d", name, i), got, want)
 	}
 }
 
@@ -199,7 +142,7 @@ func (c *client) same(what string, got, want []byte) {
 	}
 	_ = json.Unmarshal(want, &w)
 	g, w = unordered(c.t, g), unordered(c.t, w)
-	if diff := cmp.Diff(norm(w), norm(g)); diff != "" {
+	if diff := cmp.Diff(transcripttest.Norm(w), transcripttest.Norm(g)); diff != "" {
 		c.t.Errorf("%s differs from the transcript (-real +workshop):\n%s", what, diff)
 	}
 }
@@ -233,52 +176,6 @@ func unordered(t *testing.T, v any) any {
 	return m
 }
 
-// norm makes what differs between two servers comparable: uids,
-// timestamps and resourceVersions become placeholders.
-func norm(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range v {
-			switch s, isString := e.(string); {
-			case !isString:
-				out[k] = norm(e)
-			case k == "uid":
-				out[k] = "<uid>"
-			case k == "resourceVersion" && s != "":
-				out[k] = "<rv>"
-			case k == "creationTimestamp" || k == "deletionTimestamp" || k == "lastTransitionTime" || k == "time":
-				out[k] = "<time>"
-			default:
-				out[k] = e
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = norm(e)
-		}
-		if len(out) > 1 && isManagedFields(out) {
-			// Entries are ordered by time first: with the test's
-			// fixed clock, a later write does not sort after.
-			sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
-		}
-		return out
-	}
-	return v
-}
-
-func isManagedFields(list []any) bool {
-	for _, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok || m["fieldsType"] != "FieldsV1" {
-			return false
-		}
-	}
-	return true
-}
-
 // TestCRDLifecycle: a CRD is created (80) and Established (81), its kind
 // is discovered (82); a Widget is pruned and defaulted (84), refused with
 // kube-apiserver's 422 (85), written through its status (86) and scale
@@ -298,7 +195,7 @@ func TestCRDLifecycle(t *testing.T) {
 	table := transcript(t, "88-cr-table")[0]
 	_, _, got := c.do(http.MethodGet, "/apis/example.com/v1/namespaces/capture-crd/widgets", nil,
 		"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json")
-	c.same("88-cr-table", got, table.answer)
+	c.same("88-cr-table", got, table.Body)
 	c.replay("89b-cr-watchlist-later")
 	c.replay("90-crd-delete")
 	c.aggregatedEntry(false)
@@ -313,7 +210,7 @@ func (c *client) aggregatedEntry(served bool) {
 	c.t.Helper()
 	rec := transcript(c.t, "83-crd-aggregated-discovery-entry")[0]
 	code, h, body := c.do(http.MethodGet, "/apis", nil, discovery.AcceptV2+","+discovery.AcceptV1)
-	if code != rec.code || h.Get("Content-Type") != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" ||
+	if code != rec.Code || h.Get("Content-Type") != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" ||
 		h.Get("Vary") != "Accept" || h.Get("Cache-Control") != "public" || h.Get("ETag") == "" {
 		c.t.Errorf("/apis aggregated: HTTP %d %v", code, h)
 	}
@@ -335,5 +232,5 @@ func (c *client) aggregatedEntry(served bool) {
 	}
 	list.Items = entry
 	got, _ := json.Marshal(list)
-	c.same("83-crd-aggregated-discovery-entry", got, rec.answer)
+	c.same("83-crd-aggregated-discovery-entry", got, rec.Body)
 }

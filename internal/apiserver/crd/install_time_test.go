@@ -25,7 +25,7 @@ func TestCRDInstallTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	widget := transcript(t, "80-crd-create")[0].body
+	widget := transcript(t, "80-crd-create")[0].Request
 	for _, tc := range []struct {
 		name              string
 		crd               []byte

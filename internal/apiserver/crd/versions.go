@@ -56,6 +56,10 @@ func newStorage(crd *apiextensionsv1.CustomResourceDefinition) (*storage, error)
 	if err != nil {
 		return nil, err
 	}
+	if crd.Spec.Conversion == nil { // not defaulted yet: None is the default
+		crd = crd.DeepCopy()
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	}
 	// The unsafe converter: it converts in place, and convert copies
 	// first (the safe one would copy again).
 	if _, st.converter, err = factory.NewConverter(crd); err != nil {
