@@ -127,6 +127,18 @@ type Recorder struct {
 	objects map[string]int // an object's JSON → its index in t.Objects
 	msgs    []Message      // the live stream so far
 	changed chan struct{}  // closed and replaced at each new message
+	timed   []func(Event) bool
+}
+
+// MarkTimed marks, from now on, every event that match accepts as Timed
+// (see Event.Timed): for a tap that cannot tell, such as the wire, what
+// a timer in the chapter repeats (a leader elector's renewals).
+func MarkTimed(match func(Event) bool) {
+	if r := current.Load(); r != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.timed = append(r.timed, match)
+	}
 }
 
 // New returns a recorder for chapter's run.
@@ -195,6 +207,11 @@ func (r *Recorder) Record(e Event, obj any) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, match := range r.timed {
+		if match(e) {
+			e.Timed = true
+		}
+	}
 	e.Obj = -1
 	if raw != nil {
 		i, ok := r.objects[string(raw)]
