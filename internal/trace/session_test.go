@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -329,5 +330,32 @@ func TestPageDisconnects(t *testing.T) {
 	}
 	if n := len(s.Recorder().Trace().Events); n != 2 {
 		t.Errorf("%d events recorded, want 2", n)
+	}
+}
+
+// TestTenThousandEvents: the bound, a trace of 10 000 events is
+// under 2 MB as a page. The objects are pods as a chapter's are, each
+// through five lanes at two resourceVersions.
+func TestTenThousandEvents(t *testing.T) {
+	r := New("00-test")
+	r.Output("Step 1. many pods")
+	lanes := []Lane{Wire, FIFO, Store, Handlers, Workqueue}
+	for i := 0; len(r.t.Events) < 10000; i++ {
+		p := pod("web-"+strconv.Itoa(i/2), strconv.Itoa(i+2))
+		p.Labels = map[string]string{"app.kubernetes.io/managed-by": "informer-walkthrough", "app": "web"}
+		p.Spec.Containers = []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}
+		p.Spec.NodeName = "node-1"
+		p.Status.Phase = corev1.PodRunning
+		for _, l := range lanes {
+			r.Record(Event{Lane: l, Verb: "Add", Text: "pod/" + p.Name + " rv=" + p.ResourceVersion, Func: "cache.(*cache).Add"}, p)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r.Trace()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("10 000 events, %d objects: %d bytes", len(r.t.Objects), b.Len())
+	if b.Len() > 2<<20 {
+		t.Errorf("a trace of 10 000 events is %d bytes, over 2 MB", b.Len())
 	}
 }
