@@ -198,6 +198,15 @@ func (b *Browser) Open(url string, done bool) error {
 	return nil
 }
 
+// Poll waits until a JavaScript expression is true.
+func (b *Browser) Poll(expr string, timeout time.Duration) error {
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout)))
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", expr, err)
+	}
+	return nil
+}
+
 // Key presses one key (a kb constant or a character) in the page.
 func (b *Browser) Key(k string) error {
 	return chromedp.Do(b.ctx, chromedp.KeyEvent(k))

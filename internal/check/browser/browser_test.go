@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp/kb"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace/page"
 )
@@ -72,10 +73,16 @@ func TestOfflineTrace(t *testing.T) {
 	Check(t, url, want, shot(t, "synthetic-mid.png"))
 }
 
-// midSeq is the seq of the event a third into the run.
+// midSeq is the seq of the first store event a third into the run: the
+// details then show an object.
 func midSeq(data []byte) int {
 	var tr Trace
 	json.Unmarshal(data, &tr)
+	for _, e := range tr.Events[len(tr.Events)/3:] {
+		if e.Lane == lStore {
+			return e.Seq
+		}
+	}
 	return tr.Events[len(tr.Events)/3].Seq
 }
 
@@ -104,12 +111,96 @@ func TestLiveTrace(t *testing.T) {
 	if err := json.Unmarshal(data, &tr); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(liveHandler(t, tr))
+	srv := httptest.NewServer(liveHandler(t, tr, nil))
 	t.Cleanup(srv.Close)
 	Check(t, srv.URL+"/", want, shot(t, "synthetic-live.png"))
 }
 
-func liveHandler(t *testing.T, tr tTrace) http.Handler {
+// TestLiveFollows: a live page follows the newest event; moving back
+// pauses it and shows "live ▸", which follows again. The server holds the
+// run halfway, as a chapter run with --step waits for Enter.
+func TestLiveFollows(t *testing.T) {
+	leakcheck.Verify(t)
+	data, _ := makeTrace(30)
+	var tr tTrace
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	srv := httptest.NewServer(liveHandler(t, tr, gate))
+	t.Cleanup(srv.Close)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	t.Cleanup(release) // before srv.Close: the stream must end for Close to return
+	b := Start(t)
+	if err := b.Open(srv.URL+"/", false); err != nil {
+		t.Fatal(err)
+	}
+	type pos struct {
+		Cursor, Positions int
+		Playing, LiveBtn  bool
+	}
+	const posJS = `({Cursor: tracePage.cursor(), Positions: tracePage.positions(), Playing: tracePage.playing(), LiveBtn: !document.getElementById('live-btn').hidden})`
+	// Follow at the top speed: the cursor reaches the newest event the
+	// server has sent (half the run) and stays there, playing.
+	var p pos
+	if err := b.Eval("tracePage.play(8)", new(any)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Poll("tracePage.positions() > 0 && tracePage.cursor() === tracePage.positions() - 1", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Eval(posJS, &p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Playing || p.LiveBtn || p.Positions >= len(tr.Events) {
+		t.Fatalf("following the run halfway: %+v (want playing, no live button, fewer positions than the %d events)", p, len(tr.Events))
+	}
+	// Back one event: paused, and "live ▸" offered.
+	if err := b.Key(kb.ArrowLeft); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Eval(posJS, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Playing || !p.LiveBtn || p.Cursor != p.Positions-2 {
+		t.Fatalf("after ←: %+v (want paused one back, with the live button)", p)
+	}
+	// The rest of the run arrives while paused: the cursor stays.
+	release()
+	if err := b.Poll("window.traceDone === true", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var q pos
+	if err := b.Eval(posJS, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.Cursor != p.Cursor || q.Playing {
+		t.Fatalf("paused while the run went on, the cursor moved: before %+v, after %+v", p, q)
+	}
+	// End jumps to the newest event.
+	if err := b.Key(kb.End); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Eval(posJS, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.Cursor != q.Positions-1 || q.Positions != len(tr.Events)+len(tr.Steps) {
+		t.Fatalf("after End: %+v, want the last of %d positions", q, len(tr.Events)+len(tr.Steps))
+	}
+	for _, e := range b.Errors() {
+		t.Errorf("the page logged an error: %s", e)
+	}
+}
+
+// liveHandler serves the page and the trace as a Server-Sent Events stream.
+// With a gate, the stream stops halfway until the gate is closed.
+func liveHandler(t *testing.T, tr tTrace, gate chan struct{}) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -138,6 +229,7 @@ func liveHandler(t *testing.T, tr tTrace) http.Handler {
 		// names them. Pause now and then, as a run does.
 		sentObj := map[int]bool{}
 		i, j, k := 0, 0, 0
+		held := gate == nil
 		for n := 0; i < len(tr.Steps) || j < len(tr.Output) || k < len(tr.Events); n++ {
 			next, which := int(^uint(0)>>1), -1
 			if i < len(tr.Steps) && tr.Steps[i].Seq < next {
@@ -170,6 +262,14 @@ func liveHandler(t *testing.T, tr tTrace) http.Handler {
 			}
 			if !ok {
 				return
+			}
+			if !held && k >= len(tr.Events)/2 {
+				held = true
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+					return
+				}
 			}
 			if n%50 == 0 {
 				time.Sleep(5 * time.Millisecond)
