@@ -77,6 +77,9 @@ func Start(t testing.TB) *Browser {
 	t.Helper()
 	exe := Find()
 	if exe == "" {
+		if c := os.Getenv("CHROME"); c != "" {
+			t.Skipf("no Chromium found: $CHROME is %q, which is not a program; unset it or install one (apt-get install chromium)", c)
+		}
 		t.Skip("no Chromium found ($CHROME, /usr/bin/chromium, chromium, chromium-browser, google-chrome): the browser check needs one, e.g. apt-get install chromium")
 	}
 	opts := []chromedp.ExecAllocatorOption{
