@@ -7,7 +7,25 @@
 //
 // The page gets its data from what is put in place of the marker
 // <!--TRACE--> (just before its own script, at the end of <body>): Offline
-// embeds a whole trace, Live points the page at a Server-Sent Events stream.
+// embeds a whole trace, Live points the page at a Server-Sent Events stream
+// whose messages are JSON: {"type":"meta",...} first, then "step", "output",
+// "object" and "event" in seq order, and "end" (see the trace package).
+//
+// The timeline's positions are the step headings and the events, in seq
+// order; the cursor is one of them. Keys: space plays and pauses, → and ←
+// move one position, ↓ ↑ PageDown PageUp one step (a presenter's clicker
+// sends PageDown and PageUp), Home and End the ends (End follows a live run
+// again). A live page follows the newest event until the user pauses or moves
+// back; "live ▸" follows again.
+//
+// For tests the page shows its state in the DOM: each lane element has
+// data-lane (its name) and data-count (its events up to and including the
+// cursor); #step-title is the current step's heading; #steps lists every
+// heading; #store lists "key rv" lines, the store at the cursor; #cursor has
+// data-seq. window.traceReady is true once the data is there (live: once
+// "meta" came), window.traceDone once the run is whole (live: after "end"),
+// window.traceError says why a trace could not be read; window.tracePage
+// moves the cursor (seek, seekSeq, play) and reports it.
 package page
 
 import (
