@@ -193,6 +193,20 @@ func TestLiveFollows(t *testing.T) {
 	if q.Cursor != q.Positions-1 || q.Positions != len(tr.Events)+len(tr.Steps) {
 		t.Fatalf("after End: %+v, want the last of %d positions", q, len(tr.Events)+len(tr.Steps))
 	}
+	// The first object came as {"type":"object"} with no index (0 left
+	// out, as Go's omitempty does): the details still show it.
+	for _, e := range tr.Events {
+		if e.Obj == 0 {
+			var pre string
+			if err := b.Eval(fmt.Sprintf("(tracePage.seekSeq(%d), document.querySelector('#details pre')?.textContent ?? '')", e.Seq), &pre); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(pre, `"name": "cm-000"`) {
+				t.Errorf("the event at seq %d carries object 0; the details show %q", e.Seq, pre)
+			}
+			break
+		}
+	}
 	for _, e := range b.Errors() {
 		t.Errorf("the page logged an error: %s", e)
 	}
@@ -253,7 +267,11 @@ func liveHandler(t *testing.T, tr tTrace, gate chan struct{}) http.Handler {
 				e := tr.Events[k]
 				if e.Obj >= 0 && !sentObj[e.Obj] {
 					sentObj[e.Obj] = true
-					if !send(map[string]any{"type": "object", "index": e.Obj, "object": tr.Objects[e.Obj]}) {
+					m := map[string]any{"type": "object", "object": tr.Objects[e.Obj]}
+					if e.Obj != 0 {
+						m["index"] = e.Obj // as the Go side's omitempty sends it
+					}
+					if !send(m) {
 						return
 					}
 				}
