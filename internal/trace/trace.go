@@ -68,8 +68,10 @@ type Event struct {
 	Text string `json:"text"` // the rest of the line
 	Key  string `json:"key"`  // the object's key (namespace/name), if any
 	RV   string `json:"rv"`   // the object's resourceVersion, if any
-	// Keys is what a store holds after a Replace.
+	// Keys is what a store holds after a Replace, RVs their
+	// resourceVersions.
 	Keys []string `json:"keys,omitempty"`
+	RVs  []string `json:"rvs,omitempty"`
 	Obj  int      `json:"obj"` // index into Trace.Objects, -1 if none
 	// Timed is set on an event that a timer repeats (a resync, a retry
 	// after a backoff): how many there are depends on how long the step
@@ -113,7 +115,7 @@ type Message struct {
 	Lanes   []string        `json:"lanes,omitempty"`
 	Step    *Step           `json:"step,omitempty"`
 	Line    *Line           `json:"line,omitempty"`
-	Index   int             `json:"index,omitempty"`
+	Index   int             `json:"index"`
 	Object  json.RawMessage `json:"object,omitempty"`
 	Event   *Event          `json:"event,omitempty"`
 }

@@ -1,16 +1,72 @@
-// Package page is the pipeline page that --view serves and --trace
-// writes: one HTML file, its script and style inline.
+// Package page is the one HTML page that shows a chapter's trace: the
+// pipeline's lanes, the events moving along them, the step headings as the
+// chapters of the timeline, the store at the cursor and the chapter's output.
+// The page is plain HTML, CSS, JavaScript and SVG in one file, page.html,
+// with nothing to fetch: it works from file:// (a --trace file) and from the
+// loopback server of --view alike.
+//
+// The page gets its data from what is put in place of the marker
+// <!--TRACE--> (just before its own script, at the end of <body>): Offline
+// embeds a whole trace, Live points the page at a Server-Sent Events stream
+// whose messages are JSON: {"type":"meta",...} first, then "step", "output",
+// "object" and "event" in seq order, and "end" (see the trace package).
+//
+// The timeline's positions are the step headings and the events, in seq
+// order; the cursor is one of them. Keys: space plays and pauses, → and ←
+// move one position, ↓ ↑ PageDown PageUp one step (a presenter's clicker
+// sends PageDown and PageUp), Home and End the ends (End follows a live run
+// again). A live page follows the newest event until the user pauses or moves
+// back; "live ▸" follows again.
+//
+// For tests the page shows its state in the DOM: each lane element has
+// data-lane (its name) and data-count (its events up to and including the
+// cursor); #step-title is the current step's heading; #steps lists every
+// heading; #store lists "key rv" lines, the store at the cursor; #cursor has
+// data-seq. window.traceReady is true once the data is there (live: once
+// "meta" came), window.traceDone once the run is whole (live: after "end"),
+// window.traceError says why a trace could not be read; window.tracePage
+// moves the cursor (seek, seekSeq, play) and reports it.
 package page
 
 import (
+	"bytes"
+	"compress/gzip"
 	_ "embed"
-	"strings"
+	"encoding/base64"
+	"strconv"
 )
 
 //go:embed page.html
-var html string
+var html []byte
 
-// HTML returns the page with its <!--TRACE--> marker replaced by inject.
+// Marker is the comment in page.html that HTML replaces.
+const Marker = "<!--TRACE-->"
+
+// HTML returns the page with Marker replaced by inject: Offline(trace) or
+// Live(path).
 func HTML(inject string) []byte {
-	return []byte(strings.Replace(html, "<!--TRACE-->", inject, 1))
+	return bytes.Replace(html, []byte(Marker), []byte(inject), 1)
+}
+
+// Offline returns what HTML injects for a self-contained replay: the trace
+// JSON, gzipped and base64-encoded, in
+// <script id="trace-data" type="application/gzip+base64">. The page
+// decompresses it with the browser's DecompressionStream("gzip"). Base64
+// holds no '<', so no trace text can end the script element early.
+func Offline(traceJSON []byte) string {
+	var z bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // the level is valid: no error
+	w.Write(traceJSON)                                    // a bytes.Buffer does not fail
+	w.Close()
+	return `<script id="trace-data" type="application/gzip+base64">` +
+		base64.StdEncoding.EncodeToString(z.Bytes()) + `</script>`
+}
+
+// Live returns what HTML injects for a page that follows a run: the path of
+// the Server-Sent Events stream (the page's own origin).
+func Live(eventsPath string) string {
+	// strconv.Quote escapes '<' in no way; a path has none, but keep the
+	// script element closed whatever the path holds.
+	q := bytes.ReplaceAll([]byte(strconv.Quote(eventsPath)), []byte("<"), []byte(`\u003c`))
+	return `<script>window.TRACE_LIVE = ` + string(q) + `;</script>`
 }
