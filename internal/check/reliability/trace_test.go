@@ -14,17 +14,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/browser"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
-
-// traceFiles holds, by chapter, the trace each chapter's binary wrote
-// with --trace in TestTraceFlag (for the browser test).
-var traceFiles = map[string]string{}
 
 // TestTraceFlag runs every chapter as a learner would with
 // --trace FILE.html: it prints what it prints without the flag (its
 // golden file), exits 0, and writes a page whose trace is the one its
-// golden stream pins.
+// golden stream pins, and which replays it in a real browser
+// (checkPage).
 func TestTraceFlag(t *testing.T) {
 	dir := t.TempDir()
 	for _, ch := range builtChapters(t) {
@@ -66,9 +65,43 @@ func TestTraceFlag(t *testing.T) {
 				t.Errorf("the trace has %d output lines (done=%t), the chapter printed %d",
 					len(tr.Output), tr.Done, strings.Count(string(want), "\n"))
 			}
-			traceFiles[ch.name] = file
+			checkPage(t, ch.name, file, tr)
 		})
 	}
+}
+
+// screenshotChapter is the chapter whose page README.md shows, made by
+// checkPage with -update (or UPDATE_GOLDEN=1): docs/trace-page.png.
+const screenshotChapter = "07-controller"
+
+// checkPage loads a chapter's trace file in headless Chromium, steps
+// through it as a presenter would, and checks that the page shows what
+// the trace holds: the events per lane, every step heading, the store
+// at the end, and no error in the console. Without Chromium it says so
+// in one line and skips.
+func checkPage(t *testing.T, chapter, file string, tr trace.Trace) {
+	t.Helper()
+	if browser.Find() == "" {
+		t.Log("no Chromium found: the page is not checked in a browser (apt-get install chromium, or set $CHROME)")
+		return
+	}
+	raw, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := browser.ExpectFrom(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(t.TempDir(), chapter+".png")
+	if chapter == screenshotChapter {
+		// The moment README.md shows: the middle of the run.
+		want.ScreenshotSeq = tr.Events[len(tr.Events)/2].Seq
+		if golden.Updating() {
+			shot = filepath.Join(root, "docs", "trace-page.png")
+		}
+	}
+	browser.Check(t, "file://"+file, want, shot)
 }
 
 // TestViewFlag runs a chapter with --view, follows its page's stream as
