@@ -142,7 +142,7 @@ func (tx Tx) Commit(res *Resource, typ watch.EventType, obj runtime.Object) {
 
 // committed runs res's Committed hook. Callers hold s.mu.
 func (s *store) committed(res *Resource, typ watch.EventType, obj runtime.Object) error {
-	if res.Hooks == nil || res.Hooks.Committed == nil {
+	if res.Hooks == nil || res.Hooks.Committed == nil || s.dry {
 		return nil
 	}
 	return res.Hooks.Committed(Tx{s}, typ, obj.DeepCopyObject())

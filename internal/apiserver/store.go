@@ -13,6 +13,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	apipath "k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -65,6 +66,12 @@ type store struct {
 	// ServiceAccount (Options.Bootstrap).
 	defaultServiceAccounts bool
 
+	// dry: the write being made (under mu) is a dry run (?dryRun=All):
+	// it is validated, defaulted and answered as if made, but commit
+	// stores nothing, hands out no resourceVersion and sends no event, as
+	// kube-apiserver's DryRunnableStorage skips etcd.
+	dry bool
+
 	now      func() metav1.Time
 	uids     uint64
 	suffixes uint64
@@ -116,6 +123,9 @@ func setRV(obj runtime.Object, rv uint64) {
 // commit stamps the next resourceVersion on obj, records the change in the
 // history and hands it to every matching watcher. Callers hold s.mu.
 func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Object) {
+	if s.dry {
+		return
+	}
 	s.rv++
 	setRV(obj, s.rv)
 	m := metaOf(obj)
@@ -202,6 +212,10 @@ func validateName(res *Resource, name string) error {
 		for _, msg := range validation.IsDNS1123Label(name) {
 			errs = append(errs, field.Invalid(path, name, msg))
 		}
+	case res.NameIsPathSegment:
+		for _, msg := range apipath.IsValidPathSegmentName(name) {
+			errs = append(errs, field.Invalid(path, name, msg))
+		}
 	default:
 		for _, msg := range validation.IsDNS1123Subdomain(name) {
 			errs = append(errs, field.Invalid(path, name, msg))
@@ -227,9 +241,19 @@ func (s *store) nameSuffix() string {
 	return string(b)
 }
 
-func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object) (runtime.Object, error) {
+// lock takes s.mu for one write, a dry run if dry; the unlock it returns
+// ends the dry run too.
+func (s *store) lock(dry bool) (unlock func()) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.dry = dry
+	return func() {
+		s.dry = false
+		s.mu.Unlock()
+	}
+}
+
+func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -311,7 +335,7 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if err := s.committed(res, watch.Added, obj); err != nil {
 		return nil, err
 	}
-	if res.GVR == namespacesGVR && s.defaultServiceAccounts {
+	if res.GVR == namespacesGVR && s.defaultServiceAccounts && !s.dry {
 		// kube-controller-manager's serviceaccounts controller; its
 		// ServiceAccount has no managedFields (transcript 91).
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: m.GetName()}}
@@ -401,9 +425,8 @@ func validatePodUpdate(res *Resource, next, old runtime.Object) error {
 }
 
 // update is PUT of the object (subresource "") or of its status.
-func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -496,9 +519,8 @@ type deleteResult struct {
 	Status *metav1.Status
 }
 
-func (s *store) delete(res *Resource, namespace, name string) (deleteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) delete(res *Resource, namespace, name string, dry bool) (deleteResult, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return deleteResult{}, err
 	}
@@ -579,9 +601,8 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 // deleteCollection deletes, one by one, every object of res that o
 // selects, and returns the list of what it deleted, each as its delete
 // left it.
-func (s *store) deleteCollection(res *Resource, o listOptions) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) deleteCollection(res *Resource, o listOptions, dry bool) (runtime.Object, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
