@@ -160,3 +160,31 @@ func TestDryRunInvalid(t *testing.T) {
 		t.Errorf("DeleteOptions dryRun Bye: %v, want 422 DeleteOptions", st)
 	}
 }
+
+// TestDryRunCreateWithResourceVersion: a dry-run create of an object
+// that carries a resourceVersion (a copy of one read back) is answered
+// as made; kube-apiserver refuses such a create only when it reaches
+// etcd (controller-runtime's DryRunClient creates a copy of a stored
+// Deployment so). A Deployment without containers is refused either way.
+func TestDryRunCreateWithResourceVersion(t *testing.T) {
+	s := startServer(t)
+	client := kubernetes.NewForConfigOrDie(s.Config())
+	ctx := t.Context()
+	ns := createNamespace(t, client, "dry")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "copy", ResourceVersion: "5"}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("dry-run create with a resourceVersion: %v, want it answered", err)
+	}
+	_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	if !apierrors.IsInternalError(err) {
+		t.Errorf("create with a resourceVersion: %v, want 500 resourceVersion should not be set", err)
+	}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "empty"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}},
+	}}
+	_, err = client.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if want := `Deployment.apps "empty" is invalid: spec.template.spec.containers: Required value`; err == nil || err.Error() != want {
+		t.Errorf("deployment without containers: %v, want %s", err, want)
+	}
+}
