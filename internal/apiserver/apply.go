@@ -59,16 +59,15 @@ func (s *Server) apply(r *http.Request, req request, opts *metav1.PatchOptions) 
 		intent.Object = map[string]any{}
 	}
 	force := opts.Force != nil && *opts.Force
-	return s.store.apply(req.res, req.namespace, req.name, req.subresource, opts.FieldManager, force, intent)
+	return s.store.apply(req.res, req.namespace, req.name, req.subresource, opts.FieldManager, force, intent, len(opts.DryRun) > 0)
 }
 
 // apply merges intent into the object (an empty one if there is none) with
 // the FieldManager of the resource or of its status, then stores the
 // result: an update, or a create. Errors are the FieldManager's own: 400 for an intent of another
 // kind or version, 409 Conflict naming the managers.
-func (s *store) apply(res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured) (runtime.Object, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) apply(res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured, dry bool) (runtime.Object, bool, error) {
+	defer s.lock(dry)()
 	old, exists := s.objects[storageOf(res)][objectKey(namespace, name)]
 	old = view(res, old)
 	if !exists && subresource != "" {

@@ -190,13 +190,14 @@ func (tx Tx) Commit(res *Resource, typ watch.EventType, obj runtime.Object) {
 
 // prepare runs res's Prepare hook before a change of obj is stored, and
 // returns what to run once it is: with the stored object, after its
-// event is sent. An error refuses the change. Callers hold s.mu.
+// event is sent. An error refuses the change. In a dry run the hook
+// checks, and nothing runs after. Callers hold s.mu.
 func (s *store) prepare(res *Resource, typ watch.EventType, obj runtime.Object) (committed func(), err error) {
 	if res.Hooks == nil || res.Hooks.Prepare == nil {
 		return func() {}, nil
 	}
 	then, err := res.Hooks.Prepare(Tx{s}, typ, obj.DeepCopyObject())
-	if err != nil || then == nil {
+	if err != nil || then == nil || s.dry {
 		return func() {}, err
 	}
 	return func() { then(Tx{s}, obj.DeepCopyObject()) }, nil

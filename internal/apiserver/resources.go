@@ -74,8 +74,13 @@ type strategy struct {
 	// object. This is what kube-apiserver does for a pod bound to no node
 	// (transcripts 21, 37, 39). Others answer a Status and emit one DELETED.
 	GracefulDelete bool
-	// NameIsLabel: names must be DNS-1123 labels (namespaces), not subdomains.
+	// NameIsLabel: names must be DNS-1123 labels (namespaces, services),
+	// not subdomains.
 	NameIsLabel bool
+	// NameIsPathSegment: any name that can be a path segment will do
+	// (k8s.io/apimachinery pkg/api/validation/path, as kube-apiserver's
+	// ValidateRBACName for the RBAC kinds): not "." or "..", no "/" or "%".
+	NameIsPathSegment bool
 	// ResetStatusOnCreate: a create drops the .status it was sent, as
 	// the PrepareForCreate of most kinds with a status subresource does
 	// (the status is their controller's to write).

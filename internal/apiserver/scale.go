@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -66,9 +68,13 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 		sc, err := s.store.getScale(req.res, req.namespace, req.name)
 		rw.respond(http.StatusOK, sc, err)
 	case "update":
-		obj, err := decodeBody(rw.w, r, scaleResource)
+		dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
+		var obj runtime.Object
 		if err == nil {
-			obj, err = s.store.updateScale(req.res, req.namespace, req.name, manager, func(*autoscalingv1.Scale) (runtime.Object, error) {
+			obj, err = decodeBody(rw.w, r, scaleResource)
+		}
+		if err == nil {
+			obj, err = s.store.updateScale(req.res, req.namespace, req.name, manager, dry, func(*autoscalingv1.Scale) (runtime.Object, error) {
 				return obj, nil
 			})
 		}
@@ -79,7 +85,13 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 			rw.error(apierrors.NewBadRequest(err.Error()))
 			return
 		}
-		obj, err := s.store.updateScale(req.res, req.namespace, req.name, manager, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
+		patchType := types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0])
+		opts, err := parsePatchOptions(r.URL.Query(), patchType)
+		if err != nil {
+			rw.error(err)
+			return
+		}
+		obj, err := s.store.updateScale(req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
 			curJSON, err := json.Marshal(typed(cur, scaleResource))
 			if err != nil {
 				return nil, err
@@ -157,9 +169,8 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 // updateScale writes a deployment's replicas through its Scale. change
 // turns the current Scale into the one to write (the PUT's body, or the
 // patched Scale).
-func (s *store) updateScale(res *Resource, namespace, name, manager string, change func(*autoscalingv1.Scale) (runtime.Object, error)) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) updateScale(res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error)) (runtime.Object, error) {
+	defer s.lock(dry)()
 	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)

@@ -274,15 +274,21 @@ func TestEveryResource(t *testing.T) {
 			}
 			base += "/" + res.GVR.Resource
 			obj := map[string]any{"apiVersion": res.GVR.GroupVersion().String(), "kind": res.Kind, "metadata": map[string]any{"name": "every"}}
+			// A pod template needs a container, as kube-apiserver validates it.
+			template := map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "every"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "x"}}}}
 			switch res.Kind {
 			case "Pod":
 				obj["spec"] = map[string]any{"containers": []any{map[string]any{"name": "c", "image": "x"}}}
-			case "Deployment":
+			case "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job":
 				obj["spec"] = map[string]any{
 					"selector": map[string]any{"matchLabels": map[string]any{"app": "every"}},
-					"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "every"}},
-						"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "x"}}}},
+					"template": template,
 				}
+			case "CronJob":
+				obj["spec"] = map[string]any{"schedule": "@daily", "jobTemplate": map[string]any{"spec": map[string]any{"template": template}}}
+			case "PodTemplate":
+				obj["template"] = template
 			}
 			st := c.watch(base + "?watch=true&resourceVersion=" + c.s.ResourceVersion())
 			created := c.mustDo(http.StatusCreated, http.MethodPost, base, obj)

@@ -24,11 +24,13 @@ import (
 	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metainternalvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -258,15 +260,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "watch":
 		s.serveWatch(rw, r, req)
 	case "create":
-		obj, err := decodeBody(w, r, req.res)
+		dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
+		var obj runtime.Object
 		if err == nil {
-			obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj)
+			obj, err = decodeBody(w, r, req.res)
+		}
+		if err == nil {
+			obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj, dry)
 		}
 		rw.respond(http.StatusCreated, obj, err)
 	case "update":
-		obj, err := decodeBody(w, r, req.res)
+		dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
+		var obj runtime.Object
 		if err == nil {
-			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
+			obj, err = decodeBody(w, r, req.res)
+		}
+		if err == nil {
+			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
 		}
 		rw.respond(http.StatusOK, obj, err)
 	case "patch":
@@ -285,10 +295,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.respond(code, obj, err)
 			return
 		}
-		obj, err := s.patch(w, r, req)
+		obj, err := s.patch(w, r, req, len(opts.DryRun) > 0)
 		rw.respond(http.StatusOK, obj, err)
 	case "delete":
-		res, err := s.store.delete(req.res, req.namespace, req.name)
+		opts, err := deleteOptions(r)
+		if err != nil {
+			rw.error(err)
+			return
+		}
+		res, err := s.store.delete(req.res, req.namespace, req.name, len(opts.DryRun) > 0)
 		switch {
 		case err != nil:
 			rw.error(err)
@@ -314,9 +329,14 @@ func (s *Server) serveDeleteCollection(rw responder, r *http.Request, req reques
 		rw.error(err)
 		return
 	}
+	del, err := deleteOptions(r)
+	if err != nil {
+		rw.error(err)
+		return
+	}
 	list, err := s.store.deleteCollection(req.res, listOptions{
 		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
-	})
+	}, len(del.DryRun) > 0)
 	if err != nil {
 		rw.error(err)
 		return
@@ -576,7 +596,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, res *Resource) (runtime.
 	return obj, err
 }
 
-func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request) (runtime.Object, error) {
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request, dry bool) (runtime.Object, error) {
 	patchBytes, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -595,7 +615,61 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request) (run
 	if err != nil {
 		return nil, err
 	}
-	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj)
+	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
+}
+
+// writeOptions decodes and validates a create's or an update's
+// parameters (opts: a *metav1.CreateOptions or *metav1.UpdateOptions) as
+// kube-apiserver's handlers do, with apimachinery's parameter codec and
+// ValidateCreateOptions or ValidateUpdateOptions: a 422 Invalid
+// CreateOptions (UpdateOptions) for a dryRun other than All, a bad
+// fieldManager or fieldValidation. It reports whether the write is a
+// dry run.
+func writeOptions(q url.Values, opts runtime.Object) (dry bool, err error) {
+	if err := metainternalscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
+		return false, apierrors.NewBadRequest(err.Error())
+	}
+	var errs field.ErrorList
+	var kind string
+	switch o := opts.(type) {
+	case *metav1.CreateOptions:
+		errs, kind, dry = metav1validation.ValidateCreateOptions(o), "CreateOptions", len(o.DryRun) > 0
+	case *metav1.UpdateOptions:
+		errs, kind, dry = metav1validation.ValidateUpdateOptions(o), "UpdateOptions", len(o.DryRun) > 0
+	}
+	if len(errs) > 0 {
+		return false, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+	}
+	return dry, nil
+}
+
+// deleteOptions reads a DELETE's options as kube-apiserver's delete
+// handler does: from the body when there is one (client-go sends them
+// there), else from the query; then ValidateDeleteOptions.
+func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if len(body) > 0 {
+		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := metainternalscheme.Codecs.UniversalDeserializer().Decode(body, &gvk, opts)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		decoded, ok := obj.(*metav1.DeleteOptions)
+		if !ok {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("expected DeleteOptions in the body, got %T", obj))
+		}
+		opts = decoded
+	} else if err := metainternalscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return opts, nil
 }
 
 // applyPatch applies the request's JSON, merge or strategic merge patch

@@ -26,7 +26,7 @@ func TestStillServed(t *testing.T) {
 	}
 	s.reg.remove(r)
 	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "g"}}
-	if _, err := s.create(r, "ns", "test", obj); !apierrors.IsNotFound(err) {
+	if _, err := s.create(r, "ns", "test", obj, false); !apierrors.IsNotFound(err) {
 		t.Errorf("create after the resource was removed: %v, want 404", err)
 	}
 	if _, err := s.list(r, listOptions{}); !apierrors.IsNotFound(err) {

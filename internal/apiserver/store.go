@@ -9,10 +9,13 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	apipath "k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -65,6 +68,12 @@ type store struct {
 	// defaultServiceAccounts: a namespace is made with its "default"
 	// ServiceAccount (Options.Bootstrap).
 	defaultServiceAccounts bool
+
+	// dry: the write being made (under mu) is a dry run (?dryRun=All):
+	// it is validated, defaulted and answered as if made, but commit
+	// stores nothing, hands out no resourceVersion and sends no event, as
+	// kube-apiserver's DryRunnableStorage skips etcd.
+	dry bool
 
 	now      func() metav1.Time
 	uids     uint64
@@ -138,6 +147,9 @@ func setRV(obj runtime.Object, rv uint64) {
 // commit stamps the next resourceVersion on obj, records the change in the
 // history and hands it to every matching watcher. Callers hold s.mu.
 func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Object) {
+	if s.dry {
+		return
+	}
 	s.rv++
 	setRV(obj, s.rv)
 	m := metaOf(obj)
@@ -233,6 +245,10 @@ func validateName(res *Resource, name string) error {
 		for _, msg := range validation.IsDNS1123Label(name) {
 			errs = append(errs, field.Invalid(path, name, msg))
 		}
+	case res.NameIsPathSegment:
+		for _, msg := range apipath.IsValidPathSegmentName(name) {
+			errs = append(errs, field.Invalid(path, name, msg))
+		}
 	default:
 		for _, msg := range validation.IsDNS1123Subdomain(name) {
 			errs = append(errs, field.Invalid(path, name, msg))
@@ -258,9 +274,19 @@ func (s *store) nameSuffix() string {
 	return string(b)
 }
 
-func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object) (runtime.Object, error) {
+// lock takes s.mu for one write, a dry run if dry; the unlock it returns
+// ends the dry run too.
+func (s *store) lock(dry bool) (unlock func()) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.dry = dry
+	return func() {
+		s.dry = false
+		s.mu.Unlock()
+	}
+}
+
+func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -303,7 +329,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
 		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
 	}
-	if m.GetResourceVersion() != "" {
+	// A dry run never reaches etcd3's check (DryRunnableStorage.Create
+	// only looks for an existing key), so it takes a resourceVersion.
+	if m.GetResourceVersion() != "" && !s.dry {
 		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
 	}
 	now := s.now()
@@ -344,7 +372,7 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	}
 	s.commit(res, watch.Added, obj, nil)
 	committed()
-	if res.GVR == namespacesGVR && s.defaultServiceAccounts {
+	if res.GVR == namespacesGVR && s.defaultServiceAccounts && !s.dry {
 		// kube-controller-manager's serviceaccounts controller; its
 		// ServiceAccount has no managedFields (transcript 91).
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: m.GetName()}}
@@ -388,11 +416,36 @@ func (s *store) bootstrap() error {
 	return err
 }
 
-// validateObject holds the few field validations the chapters can meet.
+// validateObject holds the few field validations the chapters and the
+// suites tried on the workshop cluster meet: a pod, or a pod template,
+// needs a container (ValidatePodSpec; kube-apiserver v1.37.2 answers
+// "spec.template.spec.containers: Required value" for a Deployment).
 func validateObject(res *Resource, obj runtime.Object) error {
-	if p, ok := obj.(*corev1.Pod); ok && len(p.Spec.Containers) == 0 {
-		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), p.Name,
-			field.ErrorList{field.Required(field.NewPath("spec", "containers"), "")})
+	path := field.NewPath("spec")
+	var spec *corev1.PodSpec
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		spec = &o.Spec
+	case *corev1.PodTemplate:
+		spec, path = &o.Template.Spec, field.NewPath("template", "spec")
+	case *appsv1.Deployment:
+		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
+	case *appsv1.ReplicaSet:
+		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
+	case *appsv1.StatefulSet:
+		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
+	case *appsv1.DaemonSet:
+		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
+	case *batchv1.Job:
+		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
+	case *batchv1.CronJob:
+		spec, path = &o.Spec.JobTemplate.Spec.Template.Spec, path.Child("jobTemplate", "spec", "template", "spec")
+	default:
+		return nil
+	}
+	if len(spec.Containers) == 0 {
+		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), metaOf(obj).GetName(),
+			field.ErrorList{field.Required(path.Child("containers"), "")})
 	}
 	return nil
 }
@@ -434,9 +487,8 @@ func validatePodUpdate(res *Resource, next, old runtime.Object) error {
 }
 
 // update is PUT of the object (subresource "") or of its status.
-func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -533,9 +585,8 @@ type deleteResult struct {
 	Status *metav1.Status
 }
 
-func (s *store) delete(res *Resource, namespace, name string) (deleteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) delete(res *Resource, namespace, name string, dry bool) (deleteResult, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return deleteResult{}, err
 	}
@@ -617,9 +668,8 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 // deleteCollection deletes, one by one, every object of res that o
 // selects, and returns the list of what it deleted, each as its delete
 // left it.
-func (s *store) deleteCollection(res *Resource, o listOptions) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *store) deleteCollection(res *Resource, o listOptions, dry bool) (runtime.Object, error) {
+	defer s.lock(dry)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}

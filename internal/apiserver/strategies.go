@@ -59,6 +59,7 @@ var strategies = map[schema.GroupResource]strategy{
 	{Resource: "configmaps"}: {ShortNames: []string{"cm"}, Table: configMapTable},
 	{Resource: "services"}: {
 		ShortNames: []string{"svc"}, Table: serviceTable, ResetStatusOnCreate: true,
+		NameIsLabel: true, // ValidateServiceName: a DNS-1123 label in v1.37
 		Fields: func(obj runtime.Object) fields.Set {
 			s := obj.(*corev1.Service)
 			return fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
@@ -190,12 +191,13 @@ var strategies = map[schema.GroupResource]strategy{
 	},
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {ShortNames: []string{"pc"}, Table: priorityClassTable, Generation: true},
 
-	// coordination.k8s.io, rbac.authorization.k8s.io: stored as sent.
+	// coordination.k8s.io, rbac.authorization.k8s.io: stored as sent. RBAC
+	// names are path segments (ValidateRBACName), not DNS subdomains.
 	{Group: "coordination.k8s.io", Resource: "leases"}:                    {Table: leaseTable},
-	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               {Table: roleTable},
-	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Table: roleBindingTable},
-	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        {Table: clusterRoleTable},
-	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Table: clusterRoleBindingTable},
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               {Table: roleTable, NameIsPathSegment: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Table: roleBindingTable, NameIsPathSegment: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        {Table: clusterRoleTable, NameIsPathSegment: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Table: clusterRoleBindingTable, NameIsPathSegment: true},
 
 	// discovery.k8s.io
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {Generation: true, Table: endpointSliceTable},
