@@ -71,16 +71,20 @@ func newHeldHandler(ctx context.Context, name string, lines *show.Lines) *heldHa
 func (h *heldHandler) OnAdd(any, bool) {}
 func (h *heldHandler) OnUpdate(_, obj any) {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
-			Text: h.name + ": " + pod.Name + " release=" + pod.Labels["release"] + " (held by the step)",
-			Func: "cache.(*processorListener).run"}, pod)
+		if trace.On() {
+			trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
+				Text: h.name + ": " + pod.Name + " release=" + pod.Labels["release"] + " (held by the step)",
+				Func: "cache.(*processorListener).run"}, pod)
+		}
 		h.lines.Sendf("%s: in OnUpdate %s release=%s", h.name, pod.Name, pod.Labels["release"])
 	}
 	select {
 	case <-h.release:
 	case <-h.stop:
 	}
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: "returns", Text: h.name + ": OnUpdate returns"}, nil)
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "returns", Text: h.name + ": OnUpdate returns"}, nil)
+	}
 	h.lines.Sendf("%s: OnUpdate returns", h.name)
 }
 func (h *heldHandler) OnDelete(any) {}

@@ -141,18 +141,22 @@ func (r *stepReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err := r.client.Get(ctx, req.NamespacedName, &d); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	trace.Record(trace.Event{Lane: trace.Workers, Verb: "Reconcile",
-		Text: fmt.Sprintf("%s (call %d) release=%q", req.Name, r.calls, d.Labels["release"]),
-		Key:  req.String()}, &d)
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "Reconcile",
+			Text: fmt.Sprintf("%s (call %d) release=%q", req.Name, r.calls, d.Labels["release"]),
+			Key:  req.String()}, &d)
+	}
 	r.lines.Sendf("reconcile %d: deployment/%s release=%q", r.calls, d.Name, d.Labels["release"])
 	select {
 	case err := <-r.proceed: // an error is retried through the rate limiter
-		result := "returns"
-		if err != nil {
-			result = "returns error: " + err.Error()
+		if trace.On() {
+			result := "returns"
+			if err != nil {
+				result = "returns error: " + err.Error()
+			}
+			trace.Record(trace.Event{Lane: trace.Workers, Verb: "result",
+				Text: fmt.Sprintf("%s (call %d) %s", req.Name, r.calls, result), Key: req.String()}, nil)
 		}
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "result",
-			Text: fmt.Sprintf("%s (call %d) %s", req.Name, r.calls, result), Key: req.String()}, nil)
 		return reconcile.Result{}, err
 	case <-ctx.Done():
 		return reconcile.Result{}, ctx.Err()
@@ -171,9 +175,11 @@ func (r *stepReconciler) let(ctx context.Context, err error) {
 func reporter(lines *show.Lines) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{AddFunc: func(obj any, initial bool) {
 		if cm, ok := obj.(*corev1.ConfigMap); ok {
-			trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnAdd",
-				Text: fmt.Sprintf("configmap/%s isInInitialList=%t", cm.Name, initial),
-				Func: "cache.(*processorListener).run"}, cm)
+			if trace.On() {
+				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnAdd",
+					Text: fmt.Sprintf("configmap/%s isInInitialList=%t", cm.Name, initial),
+					Func: "cache.(*processorListener).run"}, cm)
+			}
 			lines.Sendf("OnAdd configmap/%s %s isInInitialList=%t", cm.Name, describe(cm), initial)
 		}
 	}}
@@ -230,7 +236,9 @@ func (q recordingQueue) Get() (reconcile.Request, bool) {
 // traceQueue records a call on the controller's queue on the trace's
 // workqueue lane.
 func traceQueue(verb string, req reconcile.Request, fn string) {
-	trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: req.String(), Key: req.String(), Func: fn}, nil)
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: req.String(), Key: req.String(), Func: fn}, nil)
+	}
 }
 
 // describe is a ConfigMap's mode and resourceVersion.
