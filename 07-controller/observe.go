@@ -32,6 +32,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // controllerLog turns what the controller logs into lines for the
@@ -40,8 +41,9 @@ type controllerLog struct {
 	lines *show.Lines
 	done  <-chan struct{} // a held worker goes on when the controller stops
 
-	mu   sync.Mutex
-	hold *hold // the worker to hold, if any
+	mu      sync.Mutex
+	hold    *hold               // the worker to hold, if any
+	syncing map[string]struct{} // keys whose sync has logged (for the trace)
 }
 
 // newControllerLog returns a log that stops holding and taking lines
@@ -79,6 +81,7 @@ func (l *controllerLog) record(msg string, err error, keysAndValues []any) {
 	if release != nil {
 		line += "  ← held here by the step"
 	}
+	l.trace(msg, err, kv, release != nil)
 	l.lines.Send(line)
 	if release != nil {
 		select {
@@ -86,6 +89,95 @@ func (l *controllerLog) record(msg string, err error, keysAndValues []any) {
 		case <-l.done:
 		}
 	}
+}
+
+// trace records a log entry on the trace's lanes (package trace),
+// before the line is sent, so before the step that awaits the line
+// goes on. The log is the chapter's only window: the handler logs
+// before its Add; a worker logs once it has a key (its Get), as it
+// syncs, and after its Forget or AddRateLimited, before its Done (a
+// deferred call). So a worker's Get is recorded with its first line,
+// its Done with its last. The informer's own lanes (reflector, FIFO,
+// store) stay empty here: the factory's informer has no tap.
+func (l *controllerLog) trace(msg string, err error, kv map[string]any, held bool) {
+	if !trace.On() {
+		return
+	}
+	key := fmt.Sprint(kv["key"])
+	switch msg {
+	case "Enqueue":
+		verb := map[any]string{"ADD": "OnAdd", "UPDATE": "OnUpdate", "DELETE": "OnDelete"}[kv["event"]]
+		text := key + " → Add"
+		if _, ok := kv["object"].(cache.DeletedFinalStateUnknown); ok {
+			text = key + " (tombstone) → Add"
+		}
+		trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text,
+			Func: "cache.(*processorListener).run"}, kv["object"])
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Add", Text: key, Key: key,
+			Func: "workqueue.(*Typed[T]).Add"}, nil)
+		return
+	case "Skip":
+		d := deploymentOf(kv["object"])
+		k, _ := cache.MetaNamespaceKeyFunc(d)
+		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
+			Text: k + " same resourceVersion → skip, no Add",
+			Func: "cache.(*processorListener).run"}, d)
+		return
+	case "Creating summary", "Updating summary", "Summary in sync", "Deleting summary":
+		l.started(key)
+		what := map[string]string{"Creating summary": "→ create configmap/%v",
+			"Updating summary": "→ update configmap/%v", "Summary in sync": "configmap/%v already in sync",
+			"Deleting summary": "not in the lister → delete configmap/%v"}[msg]
+		text := key + " " + fmt.Sprintf(what, kv["configmap"])
+		if held {
+			text += " (held by the step)"
+		}
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "sync", Text: text, Key: key}, nil)
+	case "Successfully synced":
+		l.started(key)
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "synced", Text: key, Key: key}, nil)
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Forget", Text: key, Key: key,
+			Func: "workqueue.(*rateLimitingType[T]).Forget"}, nil)
+		l.finished(key)
+	case "Error syncing; requeuing for later retry":
+		l.started(key)
+		code := 0
+		if status, ok := err.(apierrors.APIStatus); ok {
+			code = int(status.Status().Code)
+		}
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "error",
+			Text: fmt.Sprintf("%s %d %s", key, code, apierrors.ReasonForError(err)), Key: key}, nil)
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "AddRateLimited",
+			Text: fmt.Sprintf("%s (NumRequeues %v)", key, kv["requeues"]), Key: key,
+			Func: "workqueue.(*rateLimitingType[T]).AddRateLimited"}, nil)
+		l.finished(key)
+	}
+}
+
+// started records a worker's Get of key, at the first line its sync
+// logs.
+func (l *controllerLog) started(key string) {
+	l.mu.Lock()
+	_, ok := l.syncing[key]
+	if l.syncing == nil {
+		l.syncing = map[string]struct{}{}
+	}
+	l.syncing[key] = struct{}{}
+	l.mu.Unlock()
+	if !ok {
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Get", Text: key, Key: key,
+			Func: "workqueue.(*Typed[T]).Get"}, nil)
+	}
+}
+
+// finished records a worker's Done with key, at the last line its sync
+// logs.
+func (l *controllerLog) finished(key string) {
+	l.mu.Lock()
+	delete(l.syncing, key)
+	l.mu.Unlock()
+	trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Done", Text: key, Key: key,
+		Func: "workqueue.(*Typed[T]).Done"}, nil)
 }
 
 // format renders a log entry as the line the chapter prints.

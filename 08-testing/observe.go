@@ -27,6 +27,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // tappedListWatch is a ListWatch whose watches report each event to
@@ -55,6 +56,9 @@ func (t *tappedListWatch) WatchWithContext(ctx context.Context, o metav1.ListOpt
 		for ev := range w.ResultChan() {
 			select {
 			case tw.out <- ev: // the reflector has it
+				trace.Record(trace.Event{Lane: trace.Reflector, Verb: string(ev.Type),
+					Text: "pod/" + nameOf(ev.Object) + " taken from the fake's watch",
+					Func: "cache.handleAnyWatch"}, ev.Object)
 				t.lines.Send(typeAndName(ev))
 			case <-tw.stop:
 				return
@@ -85,10 +89,27 @@ func (w *tappedWatch) Stop() {
 func watchesOpened(ctx context.Context, client *fake.Clientset) *show.Lines {
 	opened := show.NewLines(ctx)
 	client.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		traceWatch(a)
 		opened.Send(a.GetVerb() + " " + a.GetResource().Resource)
 		return false, nil, nil
 	})
 	return opened
+}
+
+// traceWatch records, on the trace's reflector lane, a watch that a
+// reflector opens on a fake (a fake's calls never reach the wire): a
+// watch-list if it asks for the initial events, else a watch.
+func traceWatch(a clienttesting.Action) {
+	w, ok := a.(clienttesting.WatchActionImpl)
+	if !ok || !trace.On() {
+		return
+	}
+	e := trace.Event{Lane: trace.Reflector, Verb: "watch", Text: "pods on the fake",
+		Func: "cache.(*Reflector).watch"}
+	if o := w.ListOptions; o.SendInitialEvents != nil && *o.SendInitialEvents {
+		e.Verb, e.Text, e.Func = "watch-list", "pods on the fake (sendInitialEvents)", "cache.(*Reflector).watchList"
+	}
+	trace.Record(e, nil)
 }
 
 // receive waits for the next line on ch.

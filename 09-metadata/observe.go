@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // printUnstructured prints what a dynamic lister returned: its type,
@@ -163,7 +165,44 @@ func describe(obj any) string {
 func reporting(lines *show.Lines, transform cache.TransformFunc) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		lines.Sendf("Transform(%s)", describe(obj))
-		return transform(obj)
+		var e trace.Event
+		if trace.On() {
+			e = transformEvent(obj) // before the Transform: it edits obj
+		}
+		out, err := transform(obj)
+		if err == nil {
+			trace.Record(e, out)
+		}
+		return out, err
+	}
+}
+
+// transformEvent is a Transform call as the trace shows it, in the lane
+// of its caller, which only the call stack tells: the FIFO, which
+// transforms each object as it queues its delta (the_real_fifo.go's
+// addToItems_locked, addReplaceToItemsLocked), or the reflector's
+// watch-list, whose temporary store transforms each object of the
+// initial events (reflector.go's watchList hands it the FIFO's
+// Transformer). Recorded with the object the Transform returned.
+func transformEvent(obj any) trace.Event {
+	text := describe(obj) + " → Transform"
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		name := strings.TrimPrefix(f.Function, "k8s.io/client-go/tools/")
+		switch name {
+		case "cache.(*RealFIFO).Add", "cache.(*RealFIFO).Update", "cache.(*RealFIFO).Delete", "cache.(*RealFIFO).Replace":
+			_, method, _ := strings.Cut(name, ").")
+			verb := map[string]string{"Add": "Added", "Update": "Updated", "Delete": "Deleted", "Replace": "Replaced"}[method]
+			return trace.Event{Lane: trace.FIFO, Verb: verb, Text: text, Func: name}
+		case "cache.(*Reflector).watchList":
+			return trace.Event{Lane: trace.Reflector, Verb: "watch-list",
+				Text: text + " into its temporary store", Func: name}
+		}
+		if !more {
+			return trace.Event{Lane: trace.FIFO, Verb: "Transform", Text: text}
+		}
 	}
 }
 
@@ -176,9 +215,17 @@ type reportingHandler struct {
 	resyncs chan<- string // never blocks: a full channel drops the line
 }
 
-func (r reportingHandler) OnAdd(obj any, _ bool) { r.calls.Sendf("OnAdd(%s)", describe(obj)) }
+func (r reportingHandler) OnAdd(obj any, initial bool) {
+	if trace.On() {
+		traceHandler("OnAdd", fmt.Sprintf("%s isInInitialList=%t", describe(obj), initial), obj, false)
+	}
+	r.calls.Sendf("OnAdd(%s)", describe(obj))
+}
 
 func (r reportingHandler) OnUpdate(old, obj any) {
+	if trace.On() {
+		traceHandler("OnUpdate", updateText(old, obj), obj, old == obj)
+	}
 	if old == obj {
 		select {
 		case r.resyncs <- describe(obj):
@@ -189,7 +236,27 @@ func (r reportingHandler) OnUpdate(old, obj any) {
 	r.calls.Sendf("OnUpdate(%s)", describe(obj))
 }
 
-func (r reportingHandler) OnDelete(obj any) { r.calls.Sendf("OnDelete(%s)", describe(obj)) }
+func (r reportingHandler) OnDelete(obj any) {
+	if trace.On() {
+		traceHandler("OnDelete", describe(obj), obj, false)
+	}
+	r.calls.Sendf("OnDelete(%s)", describe(obj))
+}
+
+// traceHandler records a handler call on the trace's handlers lane; a
+// resync's (timed) as on a timer.
+func traceHandler(verb, text string, obj any, timed bool) {
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Timed: timed,
+		Func: "cache.(*processorListener).run"}, obj)
+}
+
+// updateText describes an OnUpdate call for the trace.
+func updateText(old, obj any) string {
+	if old == obj { // which objects a resync reaches depends on when it ran
+		return "old == new: a resync (any cached pod)"
+	}
+	return describe(obj)
+}
 
 // resyncPeriod is the informer's resync period in step 5: short, so
 // the step sees a resync at once.

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +34,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // slowIndexFunc returns an index function that stands in for one that
@@ -68,11 +71,19 @@ func newHeldHandler(ctx context.Context, name string, lines *show.Lines) *heldHa
 func (h *heldHandler) OnAdd(any, bool) {}
 func (h *heldHandler) OnUpdate(_, obj any) {
 	if pod, ok := obj.(*corev1.Pod); ok {
+		if trace.On() {
+			trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
+				Text: h.name + ": " + pod.Name + " release=" + pod.Labels["release"] + " (held by the step)",
+				Func: "cache.(*processorListener).run"}, pod)
+		}
 		h.lines.Sendf("%s: in OnUpdate %s release=%s", h.name, pod.Name, pod.Labels["release"])
 	}
 	select {
 	case <-h.release:
 	case <-h.stop:
+	}
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "returns", Text: h.name + ": OnUpdate returns"}, nil)
 	}
 	h.lines.Sendf("%s: OnUpdate returns", h.name)
 }
@@ -103,8 +114,20 @@ func newSlowHandler(ctx context.Context, slow ...int) *slowHandler {
 	return &slowHandler{gate: make(chan struct{}), stop: ctx.Done(), slow: slow}
 }
 
-func (h *slowHandler) OnAdd(any, bool) {
+func (h *slowHandler) OnAdd(obj any, initial bool) {
 	h.calls++
+	if trace.On() {
+		note := ""
+		if h.calls == 1 {
+			note = ", held until the step opens the gate"
+		}
+		if slices.Contains(h.slow, h.calls) {
+			note += ", takes 100 ms"
+		}
+		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnAdd",
+			Text: fmt.Sprintf("isInInitialList=%t%s", initial, note),
+			Func: "cache.(*processorListener).run"}, obj)
+	}
 	if h.calls == 1 {
 		select {
 		case <-h.gate:
@@ -403,11 +426,18 @@ type series struct {
 	read    int // how many values next has returned
 	changed chan struct{}
 	missing error // why there is no such metric, if there is not
+	// traced, if set, records each value on the trace, from the
+	// goroutine that set it (the metrics carry no key: the stack says
+	// which client-go call set it).
+	traced func(v float64)
 }
 
 func newSeries() *series { return &series{changed: make(chan struct{})} }
 
 func (s *series) record(v float64) {
+	if s.traced != nil && trace.On() {
+		s.traced(v)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.values = append(s.values, v)
@@ -445,6 +475,58 @@ func (s *series) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.values)
+}
+
+// traceQueue records a workqueue metric's change as the call that made
+// it: its metrics carry no key.
+func traceQueue(verb, text, fn string) func(float64) {
+	return func(float64) {
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: text, Func: fn}, nil)
+	}
+}
+
+// traceQueued records the RealFIFO's queued-items gauge as the FIFO
+// call that set it: a delta queued, a pop (a batch is one pop), a
+// Replace.
+func traceQueued(v float64) {
+	fn := caller("cache.(*RealFIFO).")
+	_, method, _ := strings.Cut(fn, ").")
+	verb, ok := map[string]string{"Add": "Added", "Update": "Updated", "Delete": "Deleted",
+		"Replace": "Replaced", "Resync": "Sync", "Pop": "Pop", "PopBatch": "PopBatch"}[method]
+	if !ok {
+		verb = "queued"
+	}
+	trace.Record(trace.Event{Lane: trace.FIFO, Verb: verb,
+		Text: fmt.Sprintf("queued items now %v (metric)", v), Func: fn}, nil)
+}
+
+// traceStoreRV records the store's resourceVersion gauge as the store
+// call that set it.
+func traceStoreRV(v float64) {
+	fn := caller("cache.(*cache).")
+	_, method, _ := strings.Cut(fn, ").")
+	if method == "" {
+		method = "write"
+	}
+	trace.Record(trace.Event{Lane: trace.Store, Verb: method,
+		Text: fmt.Sprintf("store rv=%v (metric)", v), Func: fn}, nil)
+}
+
+// caller is the first function on the call stack whose name (without
+// its package path) begins with prefix and that the trace can link, or "".
+func caller(prefix string) string {
+	pcs := make([]uintptr, 48)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		name := strings.TrimPrefix(f.Function, "k8s.io/client-go/tools/")
+		if strings.HasPrefix(name, prefix) && trace.Source(name) != "" {
+			return name
+		}
+		if !more {
+			return ""
+		}
+	}
 }
 
 func joined(vs []float64) string {
@@ -508,6 +590,7 @@ func (p *informerMetricsProvider) of(id cache.InformerNameAndResource, fresh boo
 		return m
 	}
 	m := &informerSeries{queued: newSeries(), latency: newSeries(), storeRV: newSeries()}
+	m.queued.traced, m.storeRV.traced = traceQueued, traceStoreRV
 	p.byInformer[key] = m
 	return m
 }
@@ -518,7 +601,12 @@ type queueMetrics struct {
 }
 
 func newQueueMetrics() *queueMetrics {
-	return &queueMetrics{newSeries(), newSeries(), newSeries(), newSeries(), newSeries()}
+	m := &queueMetrics{newSeries(), newSeries(), newSeries(), newSeries(), newSeries()}
+	m.adds.traced = traceQueue("Add", "a key not queued yet (metric adds)", "workqueue.(*Typed[T]).Add")
+	m.latency.traced = traceQueue("Get", "(metric latency)", "workqueue.(*Typed[T]).Get")
+	m.workDuration.traced = traceQueue("Done", "(metric work duration)", "workqueue.(*Typed[T]).Done")
+	m.retries.traced = traceQueue("AddRateLimited", "(metric retries)", "workqueue.(*rateLimitingType[T]).AddRateLimited")
+	return m
 }
 
 func (m *queueMetrics) NewDepthMetric(string) workqueue.GaugeMetric { return &upDown{s: m.depth} }

@@ -31,6 +31,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // quietLogs sends controller-runtime's log (and the log of the informers
@@ -140,9 +141,22 @@ func (r *stepReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err := r.client.Get(ctx, req.NamespacedName, &d); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "Reconcile",
+			Text: fmt.Sprintf("%s (call %d) release=%q", req.Name, r.calls, d.Labels["release"]),
+			Key:  req.String()}, &d)
+	}
 	r.lines.Sendf("reconcile %d: deployment/%s release=%q", r.calls, d.Name, d.Labels["release"])
 	select {
 	case err := <-r.proceed: // an error is retried through the rate limiter
+		if trace.On() {
+			result := "returns"
+			if err != nil {
+				result = "returns error: " + err.Error()
+			}
+			trace.Record(trace.Event{Lane: trace.Workers, Verb: "result",
+				Text: fmt.Sprintf("%s (call %d) %s", req.Name, r.calls, result), Key: req.String()}, nil)
+		}
 		return reconcile.Result{}, err
 	case <-ctx.Done():
 		return reconcile.Result{}, ctx.Err()
@@ -161,6 +175,11 @@ func (r *stepReconciler) let(ctx context.Context, err error) {
 func reporter(lines *show.Lines) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{AddFunc: func(obj any, initial bool) {
 		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			if trace.On() {
+				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnAdd",
+					Text: fmt.Sprintf("configmap/%s isInInitialList=%t", cm.Name, initial),
+					Func: "cache.(*processorListener).run"}, cm)
+			}
 			lines.Sendf("OnAdd configmap/%s %s isInInitialList=%t", cm.Name, describe(cm), initial)
 		}
 	}}
@@ -180,22 +199,46 @@ func recording(q workqueue.TypedRateLimitingInterface[reconcile.Request], lines 
 
 func (q recordingQueue) Add(req reconcile.Request) {
 	q.TypedRateLimitingInterface.Add(req) // reported once added: a burst is all in
+	traceQueue("Add", req, "workqueue.(*Typed[T]).Add")
 	q.lines.Sendf("queue.Add(%s)", req.Name)
 }
 
 func (q recordingQueue) AddRateLimited(req reconcile.Request) {
+	traceQueue("AddRateLimited", req, "workqueue.(*rateLimitingType[T]).AddRateLimited")
 	q.lines.Sendf("queue.AddRateLimited(%s): back in after the limiter's delay", req.Name)
 	q.TypedRateLimitingInterface.AddRateLimited(req)
 }
 
 func (q recordingQueue) Forget(req reconcile.Request) {
+	traceQueue("Forget", req, "workqueue.(*rateLimitingType[T]).Forget")
 	q.lines.Sendf("queue.Forget(%s)", req.Name)
 	q.TypedRateLimitingInterface.Forget(req)
 }
 
 func (q recordingQueue) Done(req reconcile.Request) {
+	traceQueue("Done", req, "workqueue.(*Typed[T]).Done")
 	q.lines.Sendf("queue.Done(%s)", req.Name) // before: Done may hand it out again
 	q.TypedRateLimitingInterface.Done(req)
+}
+
+// Get is the queue's Get, recorded on the trace's workqueue lane only
+// (the chapter prints the Reconcile that follows it): the controller's
+// worker takes a request. The Get that ends with the queue's shutdown
+// hands out nothing and is not recorded.
+func (q recordingQueue) Get() (reconcile.Request, bool) {
+	req, shutdown := q.TypedRateLimitingInterface.Get()
+	if !shutdown {
+		traceQueue("Get", req, "workqueue.(*Typed[T]).Get")
+	}
+	return req, shutdown
+}
+
+// traceQueue records a call on the controller's queue on the trace's
+// workqueue lane.
+func traceQueue(verb string, req reconcile.Request, fn string) {
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: req.String(), Key: req.String(), Func: fn}, nil)
+	}
 }
 
 // describe is a ConfigMap's mode and resourceVersion.

@@ -31,6 +31,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // podCount is how many pods the chapter creates: --pods N. The golden
@@ -89,10 +90,20 @@ func printSync(out io.Writer, watchList bool, held int, reqs []apiserver.Request
 func reportChanges(i int, lines *show.Lines) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
+			if trace.On() {
+				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
+					Text: fmt.Sprintf("shard %d: pod/%s", i, obj.(*corev1.Pod).Name),
+					Func: "cache.(*processorListener).run"}, obj)
+			}
 			lines.Sendf("%d update %s", i, obj.(*corev1.Pod).Name)
 		},
 		DeleteFunc: func(obj any) {
 			key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if trace.On() {
+				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnDelete",
+					Text: fmt.Sprintf("shard %d: %s", i, key),
+					Func: "cache.(*processorListener).run"}, obj)
+			}
 			lines.Sendf("%d delete %s", i, key)
 		},
 	}
@@ -257,6 +268,12 @@ type reconciles struct {
 // reconciling records that o's replica starts to reconcile key; the
 // function it returns records the end.
 func (o *observed) reconciling(key cache.ObjectName, isLeader bool) (end func()) {
+	// On the trace, the key is the event's, not its text's: a replica
+	// reconciles every pod, and the step's lines count them.
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "reconcile",
+			Text: fmt.Sprintf("by %s (holds the Lease: %t)", o.r.name, isLeader), Key: key.String()}, nil)
+	}
 	c := o.checks
 	c.mu.Lock()
 	c.total++
@@ -279,6 +296,10 @@ func (o *observed) reconciling(key cache.ObjectName, isLeader bool) (end func())
 		c.mu.Lock()
 		delete(c.inHand, key)
 		c.mu.Unlock()
+		if trace.On() {
+			trace.Record(trace.Event{Lane: trace.Workers, Verb: "done",
+				Text: "by " + o.r.name, Key: key.String()}, nil)
+		}
 		if all {
 			o.events.Send("reconciled")
 		}

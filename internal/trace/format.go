@@ -20,8 +20,14 @@ import (
 // workers' writes would take them in either order.
 func Format(t Trace) string {
 	var b strings.Builder
+	counted := 0 // how many events a timer repeats depends on the run
+	for _, e := range t.Events {
+		if !e.Timed {
+			counted++
+		}
+	}
 	fmt.Fprintf(&b, "trace of %s: %d steps, %d events, %d objects (client-go %s)\n",
-		t.Chapter, len(t.Steps), len(t.Events), len(t.Objects), t.ClientGo)
+		t.Chapter, len(t.Steps), counted, len(t.Objects), t.ClientGo)
 	byStep := make([][]Event, len(t.Steps)+1)
 	for _, e := range t.Events {
 		byStep[e.Step+1] = append(byStep[e.Step+1], e)

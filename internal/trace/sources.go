@@ -70,6 +70,8 @@ var sources = map[string]source{
 	"rest.(*Request).Do":      {"client-go", "rest/request.go", 1131},
 	// apimachinery
 	"watch.(*StreamWatcher).receive": {"apimachinery", "pkg/watch/streamwatcher.go", 109},
+	// added for 07-12 (10-lifecycle: a batch of deltas written to the store)
+	"cache.(*cache).Transaction": {"client-go", "tools/cache/store.go", 220},
 }
 
 // Source is the link to the line that declares the function named name
