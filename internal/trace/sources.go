@@ -70,6 +70,12 @@ var sources = map[string]source{
 	"rest.(*Request).Do":      {"client-go", "rest/request.go", 1131},
 	// apimachinery
 	"watch.(*StreamWatcher).receive": {"apimachinery", "pkg/watch/streamwatcher.go", 109},
+
+	// Added for 01-watch to 06-factory's taps.
+	"cache.(*DeltaFIFO).Close":     {"client-go", "tools/cache/delta_fifo.go", 317},
+	"cache.(*RealFIFO).Close":      {"client-go", "tools/cache/the_real_fifo.go", 188},
+	"cache.(*RealFIFO).Bookmark":   {"client-go", "tools/cache/the_real_fifo.go", 585},
+	"cache.processReplacedAllInfo": {"client-go", "tools/cache/controller.go", 972},
 }
 
 // Source is the link to the line that declares the function named name
