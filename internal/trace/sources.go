@@ -72,10 +72,11 @@ var sources = map[string]source{
 	"watch.(*StreamWatcher).receive": {"apimachinery", "pkg/watch/streamwatcher.go", 109},
 
 	// Added for 01-watch to 06-factory's taps.
-	"cache.(*DeltaFIFO).Close":     {"client-go", "tools/cache/delta_fifo.go", 317},
-	"cache.(*RealFIFO).Close":      {"client-go", "tools/cache/the_real_fifo.go", 188},
-	"cache.(*RealFIFO).Bookmark":   {"client-go", "tools/cache/the_real_fifo.go", 585},
-	"cache.processReplacedAllInfo": {"client-go", "tools/cache/controller.go", 972},
+	"cache.(*DeltaFIFO).Close":       {"client-go", "tools/cache/delta_fifo.go", 317},
+	"cache.(*RealFIFO).Close":        {"client-go", "tools/cache/the_real_fifo.go", 188},
+	"cache.(*RealFIFO).Bookmark":     {"client-go", "tools/cache/the_real_fifo.go", 585},
+	"cache.processReplacedAllInfo":   {"client-go", "tools/cache/controller.go", 972},
+	"cache.(*Reflector).startResync": {"client-go", "tools/cache/reflector.go", 514},
 }
 
 // Source is the link to the line that declares the function named name
