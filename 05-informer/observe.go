@@ -60,13 +60,10 @@ func (h handler) OnUpdate(oldObj, newObj any) {
 func (h handler) OnDelete(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		// tomb.Key is certain; tomb.Obj is the last state cached, or nil.
-		h.record("OnDelete", fmt.Sprintf("DeletedFinalStateUnknown key=%s, last known %s",
-			tomb.Key, describe(tomb.Obj)), obj, false)
 		h.send("OnDelete  DeletedFinalStateUnknown key=%s, last known %s",
 			tomb.Key, describe(tomb.Obj))
 		return
 	}
-	h.record("OnDelete", describe(obj), obj, false)
 	h.send("OnDelete  %s", describe(obj))
 }
 
@@ -84,15 +81,16 @@ func (h handler) record(verb, text string, obj any, same bool) {
 		text = h.name + ": " + text
 	}
 	fn, copied := caller(linkable)
-	e := trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: same && !copied}
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		e.Key = tomb.Key
-	}
-	trace.Record(e, obj)
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: same && !copied}, obj)
 }
 
 func (h handler) send(format string, a ...any) {
 	line := fmt.Sprintf(format, a...)
+	if rest, ok := strings.CutPrefix(line, "OnDelete  "); ok {
+		// Recorded here, not in OnDelete, whose code the README quotes
+		// as a handler's should be: so without the object.
+		h.record("OnDelete", rest, nil, false)
+	}
 	if h.name != "" {
 		line = fmt.Sprintf("%-4s  %s", h.name, line)
 	}
