@@ -92,7 +92,9 @@ func (t *tapped) Pop(process cache.PopProcessFunc) (any, error) {
 		}
 		fmt.Fprintln(t.out, line)
 		// Recorded before process, so the handler calls it makes follow.
-		t.record("Pop", strings.Join(strings.Fields(strings.TrimPrefix(line, "  Pop")), " "), deltas.Newest().Object)
+		if trace.On() {
+			t.record("Pop", strings.Join(strings.Fields(strings.TrimPrefix(line, "  Pop")), " "), deltas.Newest().Object)
+		}
 		t.calls = nil
 		err := process(obj, isInInitialList)
 		t.printCalls(deltas.Newest().Type)
@@ -139,6 +141,9 @@ func (t *tapped) print(err error, verb, arg string, obj any) error {
 // record records a call on the queue, or a Pop, on the trace's FIFO
 // lane, under the method of the queue's type that did it.
 func (t *tapped) record(verb, text string, obj any) {
+	if !trace.On() {
+		return
+	}
 	e := trace.Event{Lane: trace.FIFO, Verb: verb, Text: text}
 	switch t.Queue.(type) {
 	case *cache.DeltaFIFO:

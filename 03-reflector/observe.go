@@ -405,6 +405,9 @@ func recordReflector(ctx context.Context, verb, text, fn string) {
 // (sendInitialEvents), which after a 410 is its relist, or a watch from
 // a resourceVersion.
 func (t *tap) recordWatch(ctx context.Context, opts metav1.ListOptions, initial bool) {
+	if !trace.On() {
+		return
+	}
 	rv := "resourceVersion=" + opts.ResourceVersion
 	switch {
 	case initial && t.expired.Swap(false):
@@ -421,7 +424,7 @@ func (t *tap) recordWatch(ctx context.Context, opts metav1.ListOptions, initial 
 // recordError records an ERROR event the tap passes to the reflector;
 // after a 410 Expired the reflector's next watch-list is a relist.
 func (t *tap) recordError(ctx context.Context, ev watch.Event) {
-	if ev.Type != watch.Error {
+	if ev.Type != watch.Error || !trace.On() {
 		return
 	}
 	err := apierrors.FromObject(ev.Object)
@@ -469,8 +472,8 @@ func caller(names ...string) string {
 var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)
 
 // resyncTimer is the reflector's resync timer, as the tapped clock
-// hands it out: it records when it fires, before the reflector is told
-// (and calls store.Resync).
+// hands it out when a trace is recorded: it records when it fires,
+// before the reflector is told (and calls store.Resync).
 type resyncTimer struct {
 	clock.Timer
 	c       chan time.Time
@@ -478,7 +481,10 @@ type resyncTimer struct {
 	once    sync.Once
 }
 
-func newResyncTimer(t clock.Timer, period time.Duration) *resyncTimer {
+func newResyncTimer(t clock.Timer, period time.Duration) clock.Timer {
+	if !trace.On() {
+		return t
+	}
 	r := &resyncTimer{Timer: t, c: make(chan time.Time, 1), stopped: make(chan struct{})}
 	go func() {
 		select {

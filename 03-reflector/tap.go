@@ -17,6 +17,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // The window on the reflector's two inputs: its ListerWatcher and its
@@ -42,7 +43,9 @@ func (t *tap) WatchWithContext(ctx context.Context,
 	t.recordWatch(ctx, opts, initial) // observe.go
 	w, err := t.ListWatch.WatchWithContext(ctx, opts)
 	if err != nil {
-		recordReflector(ctx, "watch error", describeWatchError(err), "cache.(*Reflector).watch")
+		if trace.On() {
+			recordReflector(ctx, "watch error", describeWatchError(err), "cache.(*Reflector).watch")
+		}
 		t.lines.Send(describeWatchError(err))
 		return nil, err
 	}
@@ -63,8 +66,10 @@ func (t *tap) WatchWithContext(ctx context.Context,
 // start with a watch-list (step 2).
 func (t *tap) ListWithContext(ctx context.Context,
 	opts metav1.ListOptions) (runtime.Object, error) {
-	recordReflector(ctx, "list", "resourceVersion="+opts.ResourceVersion+
-		fmt.Sprintf(" limit=%d", opts.Limit), "cache.(*Reflector).list")
+	if trace.On() {
+		recordReflector(ctx, "list", fmt.Sprintf("resourceVersion=%s limit=%d",
+			opts.ResourceVersion, opts.Limit), "cache.(*Reflector).list")
+	}
 	return t.ListWatch.ListWithContext(ctx, opts)
 }
 

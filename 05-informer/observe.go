@@ -41,7 +41,9 @@ type handler struct {
 }
 
 func (h handler) OnAdd(obj any, isInInitialList bool) {
-	h.record("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), isInInitialList), obj, false)
+	if trace.On() {
+		h.record("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), isInInitialList), obj, false)
+	}
 	h.send("OnAdd     %s  isInInitialList=%t", describe(obj), isInInitialList)
 }
 

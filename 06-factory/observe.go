@@ -45,7 +45,9 @@ import (
 func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
-			recordCall("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), initial), obj, false)
+			if trace.On() {
+				recordCall("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), initial), obj, false)
+			}
 			if d, ok := obj.(*appsv1.Deployment); ok {
 				events.Send(deployLine("ADDED", d, initialNote(initial)))
 			}
@@ -54,7 +56,9 @@ func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
 			// The deployment controller writes status even for a paused
 			// deployment. Only a spec change bumps metadata.generation:
 			// act on that, and the output is the same on a real cluster.
-			recordCall("OnUpdate", describe(oldObj)+" -> "+describe(newObj), newObj, false)
+			if trace.On() {
+				recordCall("OnUpdate", describe(oldObj)+" -> "+describe(newObj), newObj, false)
+			}
 			old, ok1 := oldObj.(*appsv1.Deployment)
 			d, ok2 := newObj.(*appsv1.Deployment)
 			if ok1 && ok2 && old.Generation != d.Generation {
@@ -62,7 +66,9 @@ func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
 			}
 		},
 		DeleteFunc: func(obj any) {
-			recordCall("OnDelete", describe(obj), obj, false)
+			if trace.On() {
+				recordCall("OnDelete", describe(obj), obj, false)
+			}
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
@@ -114,7 +120,9 @@ func updateHandler(lines *show.Lines) cache.ResourceEventHandler {
 				// A timer repeats it. A change is recorded where the
 				// step awaits it (printFirstUpdates): the step does not
 				// wait for every handler's.
-				recordCall("OnUpdate", describe(old)+" -> "+describe(p)+"  (resync)", p, true)
+				if trace.On() {
+					recordCall("OnUpdate", describe(old)+" -> "+describe(p)+"  (resync)", p, true)
+				}
 			}
 			lines.Sendf("%-9s pod/%s  rv=%s->%s",
 				event, p.Name, old.ResourceVersion, p.ResourceVersion)
@@ -126,7 +134,9 @@ func updateHandler(lines *show.Lines) cache.ResourceEventHandler {
 func rvHandler(lines *show.Lines, name string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, obj any) {
-			recordCall("OnUpdate", describe(old)+" -> "+describe(obj), obj, false)
+			if trace.On() {
+				recordCall("OnUpdate", describe(old)+" -> "+describe(obj), obj, false)
+			}
 			if p, ok := obj.(*corev1.Pod); ok && p.Name == name {
 				lines.Send(p.ResourceVersion)
 			}
@@ -291,6 +301,9 @@ func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
 	}
 	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
 	for _, name := range []string{"quiet", "ignored"} {
+		if !trace.On() {
+			break
+		}
 		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
 			Text: name + ": " + describe(patched) + "  (the patch)", Func: "cache.(*processorListener).run"}, patched)
 	}
