@@ -55,7 +55,7 @@ func (t *tap) WatchWithContext(ctx context.Context,
 	go func() {
 		defer t.streams.Done()
 		tw.forward(t.reporter(ctx, initial), func() {
-			recordReflector(ctx, "watch ended", "its stream ended (it did not stop it)", "cache.(*Reflector).watch")
+			recordReflector(ctx, "watch ended", "its stream ended (it did not stop it)", "cache.handleAnyWatch")
 			t.lines.Send("(stream ended)")
 		})
 	}()
