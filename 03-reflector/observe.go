@@ -28,7 +28,11 @@ import (
 // What the chapter sees of a pipeline and prints: the lines the tap and
 // the Pop loop report, awaited in the order the lesson expects them, and
 // one line for each event, delta, pod and store; and the faults that
-// steps 4 to 6 stage, each said in one line.
+// steps 4 to 6 stage, each said in one line. What the tap, the clock and
+// the Pop loop see is also recorded for --trace and --view
+// (internal/trace): the reflector, FIFO and store lanes. The FIFO lane
+// has the pops only: the reflector writes into the DeltaFIFO itself,
+// which main.go does not wrap.
 
 // window is what the chapter sees of a pipeline: the tap on its
 // ListerWatcher and its clock (tap.go), and the lines they report on.
