@@ -4,7 +4,11 @@ package main
 // of what it teaches: a tap that wraps a queue and prints every call
 // made on it, a handler that renders the calls it gets as lines, the
 // formatting of objects, entries and stores, and the guard that closes
-// a queue when the run ends.
+// a queue when the run ends. The tap and the handler also record what
+// they see for --trace and --view (internal/trace): the FIFO lane (each
+// call, each Pop) and the handlers lane. The store lane stays empty:
+// the stores are main.go's, written by cachecopy.ProcessDeltas, and
+// nothing here wraps them.
 
 import (
 	"cmp"
@@ -12,11 +16,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // tap wraps q so that every call made on it is printed as it is made,
@@ -43,29 +52,30 @@ type tapped struct {
 }
 
 func (t *tapped) Add(obj any) error {
-	return t.print(t.Queue.Add(obj), "Add", describe(obj))
+	return t.print(t.Queue.Add(obj), "Add", describe(obj), obj)
 }
 
 func (t *tapped) Update(obj any) error {
-	return t.print(t.Queue.Update(obj), "Update", describe(obj))
+	return t.print(t.Queue.Update(obj), "Update", describe(obj), obj)
 }
 
 func (t *tapped) Delete(obj any) error {
-	return t.print(t.Queue.Delete(obj), "Delete", describe(obj))
+	return t.print(t.Queue.Delete(obj), "Delete", describe(obj), obj)
 }
 
 func (t *tapped) Replace(list []any, rv string) error {
 	arg := fmt.Sprintf("%s  (rv %s)", describeAll(list), rv)
-	return t.print(t.Queue.Replace(list, rv), "Replace", arg)
+	return t.print(t.Queue.Replace(list, rv), "Replace", arg, nil)
 }
 
 func (t *tapped) Resync() error {
-	return t.print(t.Queue.Resync(), "Resync", "")
+	return t.print(t.Queue.Resync(), "Resync", "", nil)
 }
 
 func (t *tapped) Close() {
 	t.Queue.Close()
 	t.line("Close", "")
+	t.record("Close", "", nil)
 }
 
 // Pop prints the entry before it is processed, then the handler calls
@@ -81,6 +91,10 @@ func (t *tapped) Pop(process cache.PopProcessFunc) (any, error) {
 			line += "  isInInitialList"
 		}
 		fmt.Fprintln(t.out, line)
+		// Recorded before process, so the handler calls it makes follow.
+		if trace.On() {
+			t.record("Pop", strings.Join(strings.Fields(strings.TrimPrefix(line, "  Pop")), " "), deltas.Newest().Object)
+		}
 		t.calls = nil
 		err := process(obj, isInInitialList)
 		t.printCalls(deltas.Newest().Type)
@@ -88,6 +102,7 @@ func (t *tapped) Pop(process cache.PopProcessFunc) (any, error) {
 	})
 	if errors.Is(err, cache.ErrFIFOClosed) {
 		fmt.Fprintf(t.out, "  %-8s  → ErrFIFOClosed %q\n", "Pop", err)
+		t.record("Pop", "→ ErrFIFOClosed: closed and empty", nil)
 	}
 	return obj, err
 }
@@ -113,12 +128,41 @@ func (t *tapped) printCalls(entry cache.DeltaType) {
 	}
 }
 
-// print prints a call that succeeded, and returns its error.
-func (t *tapped) print(err error, verb, arg string) error {
+// print prints and records a call that succeeded, and returns its
+// error. obj is the object the call was given, if one.
+func (t *tapped) print(err error, verb, arg string, obj any) error {
 	if err == nil {
 		t.line(verb, arg)
+		t.record(verb, arg, obj)
 	}
 	return err
+}
+
+// record records a call on the queue, or a Pop, on the trace's FIFO
+// lane, under the method of the queue's type that did it.
+func (t *tapped) record(verb, text string, obj any) {
+	if !trace.On() {
+		return
+	}
+	e := trace.Event{Lane: trace.FIFO, Verb: verb, Text: text}
+	switch t.Queue.(type) {
+	case *cache.DeltaFIFO:
+		e.Func = "cache.(*DeltaFIFO)." + verb
+	case *cache.RealFIFO:
+		e.Func = "cache.(*RealFIFO)." + verb
+	}
+	if trace.Source(e.Func) == "" {
+		e.Func = "" // a method the sources do not link
+	}
+	switch o := obj.(type) {
+	case Pod:
+		e.Key = o.Name
+	case cache.DeletedFinalStateUnknown:
+		e.Key, obj = o.Key, o.Obj
+	default:
+		obj = nil // a ReplacedAllInfo, a SyncAllInfo: the text says it
+	}
+	trace.Record(e, obj)
 }
 
 func (t *tapped) line(verb, arg string) {
@@ -131,7 +175,7 @@ type tappedBookmarks struct{ *tapped }
 
 func (t tappedBookmarks) Bookmark(rv string) error {
 	b := t.Queue.(cache.ReflectorBookmarkStore)
-	return t.print(b.Bookmark(rv), "Bookmark", "rv "+rv)
+	return t.print(b.Bookmark(rv), "Bookmark", "rv "+rv, nil)
 }
 
 // noBookmark prints that a bookmark did not reach q.
@@ -139,21 +183,64 @@ func noBookmark(q cache.Queue, rv string) {
 	if t, ok := q.(*tapped); ok {
 		note := fmt.Sprintf("(skipped: %T has no Bookmark method)", t.Queue)
 		t.line("Bookmark", "rv "+rv+"  "+note)
+		t.record("Bookmark", "rv "+rv+"  "+note, nil)
 	}
 }
 
-// handlerLog is an event handler that renders each call as a line.
+// handlerLog is an event handler that renders each call as a line, and
+// records it on the trace's handlers lane.
 type handlerLog func(line string)
 
 func (l handlerLog) OnAdd(obj any, isInInitialList bool) {
-	l(fmt.Sprintf("OnAdd %s  isInInitialList=%v", describe(obj), isInInitialList))
+	l.call("OnAdd", fmt.Sprintf("%s  isInInitialList=%v", describe(obj), isInInitialList), obj)
 }
 
 func (l handlerLog) OnUpdate(old, obj any) {
-	l(fmt.Sprintf("OnUpdate %s → %s", describe(old), describe(obj)))
+	l.call("OnUpdate", fmt.Sprintf("%s → %s", describe(old), describe(obj)), obj)
 }
 
-func (l handlerLog) OnDelete(obj any) { l("OnDelete " + describe(obj)) }
+func (l handlerLog) OnDelete(obj any) { l.call("OnDelete", describe(obj), obj) }
+
+func (l handlerLog) call(verb, text string, obj any) {
+	l(verb + " " + text)
+	if !trace.On() {
+		return
+	}
+	key, _ := podKey(obj)
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Key: key, Func: caller()}, obj)
+}
+
+// caller names the client-go function that called a handler: the first
+// function on the stack that the trace can link (internal/trace's
+// sources), where the course's copy of processDeltas and of
+// processReplacedAllInfo (internal/cachecopy) count as the function
+// they copy.
+func caller() string {
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		name := closure.ReplaceAllString(f.Function, "")
+		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok {
+			name = "cache." + rest
+		} else if rest, ok := strings.CutPrefix(path.Base(name), "cachecopy."); ok && rest != "" {
+			name = "cache." + strings.ToLower(rest[:1]) + rest[1:]
+		}
+		if trace.Source(name) != "" {
+			return name
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// closure matches the suffix that names a function literal: ".func1",
+// ".func2.1".
+var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)
 
 // printOptions prints the feature gates cachecopy.QueueOptions reads,
 // and the RealFIFOOptions it chose from them.

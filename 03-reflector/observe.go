@@ -5,24 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // What the chapter sees of a pipeline and prints: the lines the tap and
 // the Pop loop report, awaited in the order the lesson expects them, and
 // one line for each event, delta, pod and store; and the faults that
-// steps 4 to 6 stage, each said in one line.
+// steps 4 to 6 stage, each said in one line. What the tap, the clock and
+// the Pop loop see is also recorded for --trace and --view
+// (internal/trace): the reflector, FIFO and store lanes. The FIFO lane
+// has the pops only: the reflector writes into the DeltaFIFO itself,
+// which main.go does not wrap.
 
 // window is what the chapter sees of a pipeline: the tap on its
 // ListerWatcher and its clock (tap.go), and the lines they report on.
@@ -45,19 +55,71 @@ func (w *window) open(ctx context.Context) {
 
 // observed wraps the Pop loop's process function: once process has
 // applied an object's deltas, it reports each one, with the
-// isInInitialList flag Pop passed; or it reports process's error.
-func (w *window) observed(process cache.PopProcessFunc) cache.PopProcessFunc {
+// isInInitialList flag Pop passed; or it reports process's error. For
+// the trace it records each delta popped (FIFO lane) and, once process
+// has applied them, the store write each became (store lane).
+func (p *pipeline) observed(process cache.PopProcessFunc) cache.PopProcessFunc {
 	return func(obj any, isInInitialList bool) error {
+		writes := p.recordPop(obj, isInInitialList)
 		if err := process(obj, isInInitialList); err != nil {
-			w.popped.Send("error " + err.Error())
+			p.popped.Send("error " + err.Error())
 			return err
+		}
+		for _, w := range writes {
+			trace.Record(w.event, w.obj)
 		}
 		deltas, _ := obj.(cache.Deltas) // process has checked the type
 		for _, d := range deltas {
-			w.popped.Send(describeDelta(d, isInInitialList))
+			p.popped.Send(describeDelta(d, isInInitialList))
 		}
 		return nil
 	}
+}
+
+// A storeWrite is a store lane event, recorded once process has made it.
+type storeWrite struct {
+	event trace.Event
+	obj   any
+}
+
+// recordPop records the deltas of one Pop on the FIFO lane, one event
+// each (whether the FIFO hands a key's deltas out in one Pop or two
+// depends on when the Pop loop comes round, so the trace does not say),
+// and returns the store write each delta will be. Those follow apply in
+// main.go, which the Pop loop alone calls: Deleted deletes; any other
+// delta updates a key the store holds, and adds one it does not, which
+// this reads from the store before process runs.
+func (p *pipeline) recordPop(obj any, isInInitialList bool) []storeWrite {
+	deltas, ok := obj.(cache.Deltas)
+	if !ok || !trace.On() {
+		return nil
+	}
+	var writes []storeWrite
+	held := map[string]bool{}
+	for _, d := range deltas {
+		line := strings.Join(strings.Fields(describeDelta(d, isInInitialList)), " ")
+		trace.Record(trace.Event{Lane: trace.FIFO, Verb: "Pop", Text: line,
+			Func: "cache.(*DeltaFIFO).Pop"}, d.Object)
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d.Object)
+		if err != nil {
+			continue
+		}
+		if _, seen := held[key]; !seen {
+			_, held[key], _ = p.store.GetByKey(key)
+		}
+		verb := "Add"
+		switch {
+		case d.Type == cache.Deleted:
+			verb, held[key] = "Delete", false
+		case held[key]:
+			verb = "Update"
+		default:
+			held[key] = true
+		}
+		writes = append(writes, storeWrite{trace.Event{Lane: trace.Store, Verb: verb,
+			Text: key + " (" + string(d.Type) + ")", Key: key, Func: "cache.(*cache)." + verb}, d.Object})
+	}
+	return writes
 }
 
 // next awaits the next n watch lines and m deltas, in arrival order,
@@ -204,6 +266,10 @@ func (w *window) leftovers() error {
 func (p *pipeline) printStopped(out io.Writer) error {
 	fmt.Fprintln(out, "  reflector: RunWithContext returned")
 	fmt.Fprintf(out, "  pop loop:  Pop returned %q\n", p.popErr)
+	if errors.Is(p.popErr, cache.ErrFIFOClosed) {
+		trace.Record(trace.Event{Lane: trace.FIFO, Verb: "Pop", Text: "→ ErrFIFOClosed: closed and empty",
+			Func: "cache.(*DeltaFIFO).Pop"}, nil)
+	}
 	if err := p.leftovers(); err != nil {
 		return err
 	}
@@ -321,4 +387,125 @@ func describeStore(store cache.Store) string {
 		return "(empty)"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// The reflector lane of the trace: what the reflector asks its
+// ListerWatcher for, and what it is told, as the tap sees it; its
+// backoffs and resyncs, as its clock sees them.
+
+// recordReflector records one thing the reflector did on the trace's
+// reflector lane; fn is the client-go function that did it. Not once
+// ctx, the reflector's, has ended: what a stopped reflector's watch
+// does then (an ERROR, an end) races with its stop, and the text
+// output leaves it out too.
+func recordReflector(ctx context.Context, verb, text, fn string) {
+	if ctx.Err() != nil {
+		return
+	}
+	trace.Record(trace.Event{Lane: trace.Reflector, Verb: verb, Text: text, Func: fn}, nil)
+}
+
+// recordWatch records a watch the reflector asks for: a watch-list
+// (sendInitialEvents), which after a 410 is its relist, or a watch from
+// a resourceVersion.
+func (t *tap) recordWatch(ctx context.Context, opts metav1.ListOptions, initial bool) {
+	if !trace.On() {
+		return
+	}
+	rv := "resourceVersion=" + opts.ResourceVersion
+	switch {
+	case initial && t.expired.Swap(false):
+		recordReflector(ctx, "relist", "after the 410: a watch-list not older than "+rv, "cache.(*Reflector).watchList")
+	case initial && opts.ResourceVersion == "":
+		recordReflector(ctx, "watch-list", "initial events, then changes, on one stream", "cache.(*Reflector).watchList")
+	case initial:
+		recordReflector(ctx, "watch-list", "not older than "+rv, "cache.(*Reflector).watchList")
+	default:
+		recordReflector(ctx, "watch", "from "+rv, "cache.(*Reflector).watch")
+	}
+}
+
+// recordError records an ERROR event the tap passes to the reflector;
+// after a 410 Expired the reflector's next watch-list is a relist.
+func (t *tap) recordError(ctx context.Context, ev watch.Event) {
+	if ev.Type != watch.Error || !trace.On() {
+		return
+	}
+	err := apierrors.FromObject(ev.Object)
+	if apierrors.IsResourceExpired(err) {
+		t.expired.Store(true)
+	}
+	recordReflector(ctx, "watch ended", "an ERROR event: "+err.Error(), "cache.handleAnyWatch")
+}
+
+// recordBackoff records a wait of the reflector on its clock before it
+// watches again: a timer sets it, so the trace does not count it.
+func recordBackoff(d time.Duration, onFakeClock bool) {
+	if !trace.On() {
+		return
+	}
+	text := fmt.Sprintf("waits %s before it watches again", d)
+	if onFakeClock {
+		text += " (on its fake clock)"
+	}
+	trace.Record(trace.Event{Lane: trace.Reflector, Verb: "backoff", Text: text,
+		Func: caller("cache.(*Reflector).watch", "cache.(*Reflector).watchList"), Timed: true}, nil)
+}
+
+// caller returns the first of names that is a function on the stack
+// (closures count as the function they are in), or "".
+func caller(names ...string) string {
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		name := closure.ReplaceAllString(f.Function, "")
+		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok {
+			if name := "cache." + rest; slices.Contains(names, name) {
+				return name
+			}
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// closure matches the suffix that names a function literal: ".func1",
+// ".func2.1".
+var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)
+
+// resyncTimer is the reflector's resync timer, as the tapped clock
+// hands it out when a trace is recorded: it records when it fires,
+// before the reflector is told (and calls store.Resync).
+type resyncTimer struct {
+	clock.Timer
+	c       chan time.Time
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func newResyncTimer(t clock.Timer, period time.Duration) clock.Timer {
+	if !trace.On() {
+		return t
+	}
+	r := &resyncTimer{Timer: t, c: make(chan time.Time, 1), stopped: make(chan struct{})}
+	go func() {
+		select {
+		case now := <-t.C():
+			trace.Record(trace.Event{Lane: trace.Reflector, Verb: "resync",
+				Text: fmt.Sprintf("its %s timer fired: it calls store.Resync()", period),
+				Func: "cache.(*Reflector).startResync", Timed: true}, nil)
+			r.c <- now
+		case <-r.stopped:
+		}
+	}()
+	return r
+}
+
+func (r *resyncTimer) C() <-chan time.Time { return r.c }
+
+func (r *resyncTimer) Stop() bool {
+	r.once.Do(func() { close(r.stopped) })
+	return r.Timer.Stop()
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // The window on the reflector's two inputs: its ListerWatcher and its
@@ -29,33 +32,52 @@ type tap struct {
 	*cache.ListWatch
 	lines   *show.Lines    // set by pipeline.start
 	streams sync.WaitGroup // the goroutines forwarding tapped streams
+	expired atomic.Bool    // a 410 went to the reflector: its next watch-list is a relist
 }
 
 // WatchWithContext is the method the reflector calls (it prefers the
 // context-taking forms; ListWatch.Watch is deprecated).
 func (t *tap) WatchWithContext(ctx context.Context,
 	opts metav1.ListOptions) (watch.Interface, error) {
+	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	t.recordWatch(ctx, opts, initial) // observe.go
 	w, err := t.ListWatch.WatchWithContext(ctx, opts)
 	if err != nil {
+		if trace.On() {
+			recordReflector(ctx, "watch error", describeWatchError(err), "cache.(*Reflector).watch")
+		}
 		t.lines.Send(describeWatchError(err))
 		return nil, err
 	}
 	t.lines.Send("(new stream)")
 	tw := &tappedWatch{in: w, out: make(chan watch.Event), stopped: make(chan struct{})}
-	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	t.streams.Add(1)
 	go func() {
 		defer t.streams.Done()
-		tw.forward(t.reporter(initial), func() { t.lines.Send("(stream ended)") })
+		tw.forward(t.reporter(ctx, initial), func() {
+			recordReflector(ctx, "watch ended", "its stream ended (it did not stop it)", "cache.handleAnyWatch")
+			t.lines.Send("(stream ended)")
+		})
 	}()
 	return tw, nil
+}
+
+// ListWithContext is the LIST the reflector makes when it does not
+// start with a watch-list (step 2).
+func (t *tap) ListWithContext(ctx context.Context,
+	opts metav1.ListOptions) (runtime.Object, error) {
+	if trace.On() {
+		recordReflector(ctx, "list", fmt.Sprintf("resourceVersion=%s limit=%d",
+			opts.ResourceVersion, opts.Limit), "cache.(*Reflector).list")
+	}
+	return t.ListWatch.ListWithContext(ctx, opts)
 }
 
 // reporter returns what reports each event of one stream. The initial
 // events of a watch-list are reported sorted, once they have all come:
 // the reflector gathers them in a map, so client-go does not define the
 // order in which they reach the store.
-func (t *tap) reporter(initial bool) func(watch.Event) {
+func (t *tap) reporter(ctx context.Context, initial bool) func(watch.Event) {
 	var held []string
 	return func(ev watch.Event) {
 		switch {
@@ -69,6 +91,7 @@ func (t *tap) reporter(initial bool) func(watch.Event) {
 			}
 			initial = false
 		}
+		t.recordError(ctx, ev) // observe.go
 		t.lines.Send(describeEvent(ev))
 	}
 }
@@ -158,7 +181,7 @@ func newTappedClock() *tappedClock {
 }
 
 func (clk *tappedClock) NewTimer(d time.Duration) clock.Timer {
-	t := clk.FakeClock.NewTimer(d)
+	t := newResyncTimer(clk.FakeClock.NewTimer(d), d) // observe.go
 	select {
 	case clk.armed <- struct{}{}:
 	default: // already signalled
@@ -171,6 +194,7 @@ func (clk *tappedClock) After(d time.Duration) <-chan time.Time {
 	expected := clk.expect
 	clk.expect = false
 	clk.mu.Unlock()
+	recordBackoff(d, expected) // observe.go
 	if !expected {
 		return clock.RealClock{}.After(d)
 	}

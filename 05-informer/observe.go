@@ -4,7 +4,10 @@ package main
 // what it teaches: a handler that reports each call as a line, handlers
 // held at a gate, and the formatting of handler calls, objects and
 // requests. The informers themselves, and every client-go call they are
-// built from, are in main.go.
+// built from, are in main.go. The handler and the Transforms also record
+// what they see for --trace and --view (internal/trace): each handler
+// call (handlers lane), and each object a Transform sees queued (FIFO
+// lane) or buffered by a watch-list (reflector lane).
 
 import (
 	"context"
@@ -12,6 +15,8 @@ import (
 	"io"
 	"maps"
 	"path"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +27,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // handler is the chapter's ResourceEventHandler. Informers call it on
@@ -35,6 +41,9 @@ type handler struct {
 }
 
 func (h handler) OnAdd(obj any, isInInitialList bool) {
+	if trace.On() {
+		h.record("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), isInInitialList), obj, false)
+	}
 	h.send("OnAdd     %s  isInInitialList=%t", describe(obj), isInInitialList)
 }
 
@@ -43,6 +52,7 @@ func (h handler) OnUpdate(oldObj, newObj any) {
 	if oldObj == newObj {
 		line += "  (old == new)"
 	}
+	h.record("OnUpdate", strings.TrimPrefix(line, "OnUpdate  "), newObj, oldObj == newObj)
 	h.send("%s", line)
 }
 
@@ -61,8 +71,28 @@ func (h handler) OnDelete(obj any) {
 
 // !-ondelete
 
+// record records a handler call on the trace's handlers lane, under the
+// client-go function that made it. An informer's OnUpdate(obj, obj) is a
+// resync (step 5), which a timer repeats: the trace does not count those.
+// (Step 4's is the course's copy of processDeltas, given one SyncAll.)
+func (h handler) record(verb, text string, obj any, same bool) {
+	if !trace.On() {
+		return
+	}
+	if h.name != "" {
+		text = h.name + ": " + text
+	}
+	fn, copied := caller(linkable)
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: same && !copied}, obj)
+}
+
 func (h handler) send(format string, a ...any) {
 	line := fmt.Sprintf(format, a...)
+	if rest, ok := strings.CutPrefix(line, "OnDelete  "); ok {
+		// Recorded here, not in OnDelete, whose code the README quotes
+		// as a handler's should be: so without the object.
+		h.record("OnDelete", rest, nil, false)
+	}
 	if h.name != "" {
 		line = fmt.Sprintf("%-4s  %s", h.name, line)
 	}
@@ -111,9 +141,37 @@ func (h *held) OnUpdate(oldObj, newObj any) {
 // Replace (and, for a watch-list, its temporary store).
 func queuedTap(lines *show.Lines) cache.TransformFunc {
 	return func(obj any) (any, error) {
+		recordTransform(obj)
 		lines.Sendf("queued    %s", describe(obj))
 		return obj, nil
 	}
+}
+
+// recordTransform records an object a Transform is given: the queue
+// runs it on each object it queues (FIFO lane, under the queue's
+// method); a watch-list runs it on each initial event it buffers in its
+// temporary store before it hands them to the queue's Replace
+// (reflector lane).
+func recordTransform(obj any) {
+	if !trace.On() {
+		return
+	}
+	fn, _ := caller(func(name string) bool {
+		return linkable(name) && (name == "cache.(*Reflector).watchList" ||
+			strings.HasPrefix(name, "cache.(*RealFIFO).") || strings.HasPrefix(name, "cache.(*DeltaFIFO)."))
+	})
+	e := trace.Event{Lane: trace.FIFO, Func: fn}
+	switch _, method, _ := strings.Cut(fn, ")."); method {
+	case "":
+		return // not called by a queue or a reflector
+	case "watchList":
+		e.Lane, e.Verb, e.Text = trace.Reflector, "buffered", describe(obj)+" (initial event, in the watch-list's temporary store)"
+	case "Replace":
+		e.Verb, e.Text = "Replace", describe(obj)+" (one of the list's items)"
+	default:
+		e.Verb, e.Text = method, describe(obj)
+	}
+	trace.Record(e, obj)
 }
 
 // A gate holds back a gated handler until it is opened, once.
@@ -253,6 +311,39 @@ func names(objs []any) []string {
 func counted(n *atomic.Int64, transform cache.TransformFunc) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		n.Add(1)
+		recordTransform(obj)
 		return transform(obj)
 	}
 }
+
+// caller names the client-go function that called a tap: the first
+// function on the stack that accept takes, by the name the trace links
+// (internal/trace's sources). The course's copy of processDeltas and of
+// processReplacedAllInfo (internal/cachecopy, step 4) count as the
+// function they copy; copied says so.
+func caller(accept func(string) bool) (name string, copied bool) {
+	pc := make([]uintptr, 48)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		name, copied := closure.ReplaceAllString(f.Function, ""), false
+		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok {
+			name = "cache." + rest
+		} else if rest, ok := strings.CutPrefix(path.Base(name), "cachecopy."); ok && rest != "" {
+			name, copied = "cache."+strings.ToLower(rest[:1])+rest[1:], true
+		}
+		if accept(name) {
+			return name, copied
+		}
+		if !more {
+			return "", false
+		}
+	}
+}
+
+// linkable accepts a function the trace can link to its source.
+func linkable(name string) bool { return trace.Source(name) != "" }
+
+// closure matches the suffix that names a function literal: ".func1",
+// ".func2.1".
+var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)

@@ -7,13 +7,18 @@ package main
 // back for step 4c, and the small waits beside it; the request log in
 // short; and the print functions, which await what the handlers report
 // and print what the steps got, in a fixed order. Nothing here is the
-// lesson; main.go is.
+// lesson; main.go is. The handlers and the gate also record what they
+// see for --trace and --view (internal/trace): the handler calls
+// (handlers lane) and the objects the gate's transform sees queued
+// (FIFO lane) or buffered by a watch-list (reflector lane).
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +36,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // deploymentHandler is written the way most code in the wild is: an
@@ -39,6 +45,9 @@ import (
 func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
+			if trace.On() {
+				recordCall("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), initial), obj, false)
+			}
 			if d, ok := obj.(*appsv1.Deployment); ok {
 				events.Send(deployLine("ADDED", d, initialNote(initial)))
 			}
@@ -47,6 +56,9 @@ func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
 			// The deployment controller writes status even for a paused
 			// deployment. Only a spec change bumps metadata.generation:
 			// act on that, and the output is the same on a real cluster.
+			if trace.On() {
+				recordCall("OnUpdate", describe(oldObj)+" -> "+describe(newObj), newObj, false)
+			}
 			old, ok1 := oldObj.(*appsv1.Deployment)
 			d, ok2 := newObj.(*appsv1.Deployment)
 			if ok1 && ok2 && old.Generation != d.Generation {
@@ -54,6 +66,9 @@ func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
 			}
 		},
 		DeleteFunc: func(obj any) {
+			if trace.On() {
+				recordCall("OnDelete", describe(obj), obj, false)
+			}
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
@@ -102,6 +117,12 @@ func updateHandler(lines *show.Lines) cache.ResourceEventHandler {
 			event := "UPDATED"
 			if old.ResourceVersion == p.ResourceVersion {
 				event = "RESYNC"
+				// A timer repeats it. A change is recorded where the
+				// step awaits it (printFirstUpdates): the step does not
+				// wait for every handler's.
+				if trace.On() {
+					recordCall("OnUpdate", describe(old)+" -> "+describe(p)+"  (resync)", p, true)
+				}
 			}
 			lines.Sendf("%-9s pod/%s  rv=%s->%s",
 				event, p.Name, old.ResourceVersion, p.ResourceVersion)
@@ -112,7 +133,10 @@ func updateHandler(lines *show.Lines) cache.ResourceEventHandler {
 // rvHandler reports the resourceVersion of each update of pod name.
 func rvHandler(lines *show.Lines, name string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) {
+		UpdateFunc: func(old, obj any) {
+			if trace.On() {
+				recordCall("OnUpdate", describe(old)+" -> "+describe(obj), obj, false)
+			}
 			if p, ok := obj.(*corev1.Pod); ok && p.Name == name {
 				lines.Send(p.ResourceVersion)
 			}
@@ -126,8 +150,21 @@ func deployLine(event string, d *appsv1.Deployment, note string) string {
 		event, d.Name, d.Generation, d.ResourceVersion), note)
 }
 
-// podLine is what the pod handler reports.
+// podLine is what the pod handler reports. It records the handler call
+// too: the handler's code is quoted in the README as a handler should be
+// written, and it calls podLine for every call but a delete whose final
+// state is unknown (which this chapter does not cause).
 func podLine(event string, p *corev1.Pod, note string) string {
+	verb := map[string]string{"ADDED": "OnAdd", "UPDATED": "OnUpdate", "DELETED": "OnDelete"}[event]
+	if verb != "" && trace.On() {
+		text := describe(p)
+		if event == "ADDED" {
+			text += fmt.Sprintf("  isInInitialList=%t", note != "")
+		} else if note != "" {
+			text += "  (" + note + ")"
+		}
+		recordCall(verb, text, p, false)
+	}
 	return withNote(fmt.Sprintf("%-9s pod/%s  rv=%s",
 		event, p.Name, p.ResourceVersion), note)
 }
@@ -172,6 +209,7 @@ func newGate(ctx context.Context, key, value string) *gate {
 // transform is the factory's transform: it waits for release, or for
 // the informers to stop, before it lets such a pod through.
 func (g *gate) transform(obj any) (any, error) {
+	recordTransform(obj)
 	if p, ok := obj.(*corev1.Pod); ok && p.Labels[g.key] == g.value {
 		g.once.Do(func() { close(g.held) })
 		select {
@@ -262,6 +300,13 @@ func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
 		return err
 	}
 	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
+	for _, name := range []string{"quiet", "ignored"} {
+		if !trace.On() {
+			break
+		}
+		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
+			Text: name + ": " + describe(patched) + "  (the patch)", Func: "cache.(*processorListener).run"}, patched)
+	}
 	return nil
 }
 
@@ -386,3 +431,81 @@ func objectNames(objs []runtime.Object) string {
 	slices.Sort(ns)
 	return strings.Join(ns, " ")
 }
+
+// The trace's taps.
+
+// recordCall records a handler call on the trace's handlers lane, under
+// the client-go function that made it. timed marks a resync's, which a
+// timer repeats.
+func recordCall(verb, text string, obj any, timed bool) {
+	if !trace.On() {
+		return
+	}
+	fn := caller(linkable)
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: timed}, obj)
+}
+
+// recordTransform records an object a transform is given: the queue
+// runs it on each object it queues (FIFO lane, under the queue's
+// method); a watch-list runs it on each initial event it buffers in its
+// temporary store before it hands them to the queue's Replace
+// (reflector lane).
+func recordTransform(obj any) {
+	if !trace.On() {
+		return
+	}
+	fn := caller(func(name string) bool {
+		return linkable(name) && (name == "cache.(*Reflector).watchList" ||
+			strings.HasPrefix(name, "cache.(*RealFIFO).") || strings.HasPrefix(name, "cache.(*DeltaFIFO)."))
+	})
+	e := trace.Event{Lane: trace.FIFO, Func: fn}
+	switch _, method, _ := strings.Cut(fn, ")."); method {
+	case "":
+		return // not called by a queue or a reflector
+	case "watchList":
+		e.Lane, e.Verb, e.Text = trace.Reflector, "buffered", describe(obj)+" (initial event, in the watch-list's temporary store)"
+	case "Replace":
+		e.Verb, e.Text = "Replace", describe(obj)+" (one of the list's items)"
+	default:
+		e.Verb, e.Text = method, describe(obj)
+	}
+	trace.Record(e, obj)
+}
+
+// describe names an object, its kind and resourceVersion, or a tombstone.
+func describe(obj any) string {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return "DeletedFinalStateUnknown key=" + tomb.Key + ", last known " + describe(tomb.Obj)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("a %T", obj)
+	}
+	kind := strings.ToLower(reflect.TypeOf(obj).Elem().Name())
+	return fmt.Sprintf("%s/%s rv=%s", kind, m.GetName(), m.GetResourceVersion())
+}
+
+// caller names the client-go function that called a tap: the first
+// function on the stack that accept takes, by the name the trace links
+// (internal/trace's sources).
+func caller(accept func(string) bool) string {
+	pc := make([]uintptr, 48)
+	frames := goruntime.CallersFrames(pc[:goruntime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		name := closure.ReplaceAllString(f.Function, "")
+		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok && accept("cache."+rest) {
+			return "cache." + rest
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// linkable accepts a function the trace can link to its source.
+func linkable(name string) bool { return trace.Source(name) != "" }
+
+// closure matches the suffix that names a function literal: ".func1",
+// ".func2.1".
+var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)

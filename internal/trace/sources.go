@@ -70,8 +70,13 @@ var sources = map[string]source{
 	"rest.(*Request).Do":      {"client-go", "rest/request.go", 1131},
 	// apimachinery
 	"watch.(*StreamWatcher).receive": {"apimachinery", "pkg/watch/streamwatcher.go", 109},
-	// added for 07-12 (10-lifecycle: a batch of deltas written to the store)
-	"cache.(*cache).Transaction": {"client-go", "tools/cache/store.go", 220},
+	// tools/cache, for the chapters' taps
+	"cache.(*cache).Transaction":     {"client-go", "tools/cache/store.go", 220},
+	"cache.(*DeltaFIFO).Close":       {"client-go", "tools/cache/delta_fifo.go", 317},
+	"cache.(*RealFIFO).Close":        {"client-go", "tools/cache/the_real_fifo.go", 188},
+	"cache.(*RealFIFO).Bookmark":     {"client-go", "tools/cache/the_real_fifo.go", 585},
+	"cache.processReplacedAllInfo":   {"client-go", "tools/cache/controller.go", 972},
+	"cache.(*Reflector).startResync": {"client-go", "tools/cache/reflector.go", 514},
 }
 
 // Source is the link to the line that declares the function named name
