@@ -191,6 +191,11 @@ type observed struct {
 }
 
 func newObserved(ctx context.Context, r *replica, checks *reconciles) *observed {
+	// The electors' requests on the Lease come on their retry and renew
+	// timers: how many a step sees depends on how long it lasts.
+	trace.MarkTimed(func(e trace.Event) bool {
+		return (e.Lane == trace.Wire || e.Lane == trace.APIServer) && strings.Contains(e.Text, "leases")
+	})
 	return &observed{r: r, events: show.NewLines(ctx), checks: checks}
 }
 

@@ -38,7 +38,7 @@ func (t clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.faults.roundTrip(t.next, r)
 	if traced != nil {
-		traceResult(*traced, resp, err)
+		traceResult(r.Context(), *traced, resp, err)
 	}
 	if err == nil && resp.StatusCode == http.StatusForbidden && !t.allow403 {
 		t.reqLog.forbidden(r, resp)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,9 +44,16 @@ func traceRequest(r *http.Request) *apiserver.Request {
 
 // traceResult records the answer to req when client-go has read it,
 // and, for a watch, each event as it arrives; or that no answer came.
-func traceResult(req apiserver.Request, resp *http.Response, err error) {
+//
+// A request whose context ended before its answer (a chapter stopping
+// an informer, a leader elector stopping mid-renewal) is the client
+// giving up, not the wire failing; and whether it was still in flight
+// when its caller stopped is a race: it is not recorded.
+func traceResult(ctx context.Context, req apiserver.Request, resp *http.Response, err error) {
 	if err != nil {
-		trace.Record(trace.Event{Lane: trace.Wire, Verb: "ERR", Text: req.Verb + " " + req.Resource + ": no answer: " + err.Error()}, nil)
+		if ctx.Err() == nil { // not a request its caller gave up on
+			trace.Record(trace.Event{Lane: trace.Wire, Verb: "ERR", Text: req.Verb + " " + req.Resource + ": no answer: " + err.Error()}, nil)
+		}
 		return
 	}
 	watching := req.Verb == "watch" || req.Query.Get("watch") == "true"

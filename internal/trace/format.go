@@ -26,8 +26,9 @@ func Format(t Trace) string {
 			counted++
 		}
 	}
-	fmt.Fprintf(&b, "trace of %s: %d steps, %d events, %d objects (client-go %s)\n",
-		t.Chapter, len(t.Steps), counted, len(t.Objects), t.ClientGo)
+	// Not the objects: those a timer's events carry vary too.
+	fmt.Fprintf(&b, "trace of %s: %d steps, %d events not on a timer (client-go %s)\n",
+		t.Chapter, len(t.Steps), counted, t.ClientGo)
 	byStep := make([][]Event, len(t.Steps)+1)
 	for _, e := range t.Events {
 		byStep[e.Step+1] = append(byStep[e.Step+1], e)

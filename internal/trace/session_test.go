@@ -85,7 +85,7 @@ func TestTraceFile(t *testing.T) {
 	if tr.Events[0].Step != 0 || tr.Steps[1].Title != "Step 1. it moves" {
 		t.Errorf("steps %+v, first event %+v", tr.Steps, tr.Events[0])
 	}
-	want := `trace of 00-test: 2 steps, 4 events, 1 objects (client-go v0.37.2)
+	want := `trace of 00-test: 2 steps, 4 events not on a timer (client-go v0.37.2)
 Setup. a pod
   wire       ADDED pod/a rv=N
 Step 1. it moves
