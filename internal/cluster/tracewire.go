@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -59,10 +61,15 @@ func traceResult(ctx context.Context, req apiserver.Request, resp *http.Response
 	watching := req.Verb == "watch" || req.Query.Get("watch") == "true"
 	if watching && resp.StatusCode == http.StatusOK {
 		trace.Record(trace.Event{Lane: trace.APIServer, Verb: "200", Text: "watch " + req.Resource + ": stream open"}, nil)
-		resp.Body = &tracedStream{ReadCloser: resp.Body, json: isJSON(resp)}
+		resp.Body = &tracedStream{ReadCloser: resp.Body, json: isJSON(resp), protobuf: isProtobuf(resp)}
 		return
 	}
 	resp.Body = &tracedAnswer{ReadCloser: resp.Body, req: req, status: resp.StatusCode, json: isJSON(resp)}
+}
+
+func isProtobuf(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == runtime.ContentTypeProtobuf
 }
 
 func isJSON(resp *http.Response) bool {
@@ -154,14 +161,16 @@ func (a *tracedAnswer) record() {
 // cancelled read race, and which comes first is beside the point.
 type tracedStream struct {
 	io.ReadCloser
-	json    bool
-	partial []byte
-	once    sync.Once
+	json     bool
+	protobuf bool
+	partial  []byte
+	once     sync.Once
 }
 
 func (s *tracedStream) Read(p []byte) (int, error) {
 	n, err := s.ReadCloser.Read(p)
-	if s.json {
+	switch {
+	case s.json:
 		s.partial = append(s.partial, p[:n]...)
 		for {
 			i := bytes.IndexByte(s.partial, '\n')
@@ -170,6 +179,20 @@ func (s *tracedStream) Read(p []byte) (int, error) {
 			}
 			recordFrame(s.partial[:i])
 			s.partial = s.partial[i+1:]
+		}
+	case s.protobuf:
+		// Each event is a frame: its length (4 bytes, big-endian), then
+		// a WatchEvent (apimachinery's LengthDelimitedFramer).
+		s.partial = append(s.partial, p[:n]...)
+		for len(s.partial) >= 4 {
+			size := int(binary.BigEndian.Uint32(s.partial))
+			if len(s.partial) < 4+size {
+				break
+			}
+			if line := protobufFrame(s.partial[4 : 4+size]); line != nil {
+				recordFrame(line)
+			}
+			s.partial = s.partial[4+size:]
 		}
 	}
 	if err != nil {
@@ -191,6 +214,32 @@ func (s *tracedStream) end() {
 type frame struct {
 	Type   string          `json:"type"`
 	Object json.RawMessage `json:"object"`
+}
+
+// protobufEvents decodes a protobuf watch stream's events, as client-go's
+// watch decoder does (rest/watch.Decoder): the frame is a WatchEvent,
+// its object an object of client-go's scheme.
+var protobufEvents = func() runtime.Serializer {
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	return info.StreamSerializer.Serializer
+}()
+
+// protobufFrame is a protobuf watch event as its JSON line, or nil.
+func protobufFrame(b []byte) []byte {
+	var ev metav1.WatchEvent
+	if _, _, err := protobufEvents.Decode(b, nil, &ev); err != nil {
+		return nil
+	}
+	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), ev.Object.Raw)
+	if err != nil {
+		return nil
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	line, _ := json.Marshal(frame{Type: ev.Type, Object: raw}) // plain data
+	return line
 }
 
 func recordFrame(line []byte) {
