@@ -246,11 +246,14 @@ func TestChaptersComplete(t *testing.T) {
 	for _, g := range goldens {
 		dir := filepath.Base(filepath.Dir(filepath.Dir(g)))
 		name := strings.TrimSuffix(filepath.Base(g), ".golden")
-		// <chapter>.golden, or <chapter>-<variant>.golden that the
-		// chapter's own test asserts (12's run without its feature gate).
+		// <chapter>.golden and its stream <chapter>.trace.golden
+		// (chaptertest.Golden asserts both), or <chapter>-<variant>.golden
+		// that the chapter's own test asserts (12's run without its
+		// feature gate).
 		test, _ := os.ReadFile(filepath.Join(root, dir, "main_test.go"))
 		variant := strings.HasPrefix(name, dir+"-") && strings.Contains(string(test), `golden.Assert(t, "`+name+`"`)
-		if !chapterDir.MatchString(dir) || name != dir && !variant {
+		stream := name == dir+".trace" && regexp.MustCompile(`chaptertest\.Golden(InMemory|With)?\(t, "`+dir+`"`).Match(test)
+		if !chapterDir.MatchString(dir) || name != dir && !variant && !stream {
 			rel, _ := filepath.Rel(root, g)
 			t.Errorf("%s belongs to no chapter", rel)
 		}
