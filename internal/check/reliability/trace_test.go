@@ -193,3 +193,116 @@ func TestViewFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestViewStep is the classroom's use: 07-controller with --view and
+// --step, at a terminal. The page follows the run live, and each Enter
+// the instructor presses brings the next step to the page: a step's
+// heading reaches the page after its Enter, and before the next prompt.
+func TestViewStep(t *testing.T) {
+	t.Parallel()
+	for _, ch := range builtChapters(t) {
+		if ch.name != "07-controller" {
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var headings []string
+		for _, l := range strings.Split(string(want), "\n") {
+			if strings.HasPrefix(l, "Step ") || strings.HasPrefix(l, "Setup.") {
+				headings = append(headings, l)
+			}
+		}
+		keyboard, tty := openTerminal(t)
+		ctx, cancel := context.WithTimeout(t.Context(), limit)
+		defer cancel()
+		cmd, stdout, _ := ch.command(ctx, env(t), "--view", "--step")
+		cmd.Stdin, cmd.Stderr = tty, nil
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waited := false
+		defer func() {
+			if !waited {
+				cancel()
+				_ = cmd.Wait()
+			}
+		}()
+		// stderr, read up to what (a prompt ends in no newline).
+		var seen []byte
+		buf := make([]byte, 4096)
+		await := func(what string) string {
+			t.Helper()
+			for !strings.Contains(string(seen), what) {
+				n, err := stderr.Read(buf)
+				if err != nil {
+					t.Fatalf("no %q on stderr: %v; stderr:\n%s", what, err, seen)
+				}
+				seen = append(seen, buf[:n]...)
+			}
+			i := strings.Index(string(seen), what) + len(what)
+			before := string(seen[:i])
+			seen = seen[i:]
+			return before
+		}
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(await(" in a browser; the chapter starts when the page is open\n"))
+		if url == "" {
+			t.Fatal("no URL on stderr")
+		}
+		req, _ := http.NewRequestWithContext(ctx, "GET", url+"events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		steps := make(chan string, len(headings)+1)
+		go func() { // the page: the step headings it is sent
+			defer close(steps)
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data: ")
+				if !ok {
+					continue
+				}
+				var msg trace.Message
+				if json.Unmarshal([]byte(data), &msg) == nil && msg.Type == "step" {
+					steps <- msg.Step.Title
+				}
+			}
+		}()
+		for i, h := range headings {
+			which := "the next step"
+			if i == 0 {
+				which = "the first step"
+			}
+			await("press Enter for " + which)
+			if n := len(steps); n != 0 {
+				t.Fatalf("at the prompt before %q the page already had %d more step(s)", h, n)
+			}
+			if _, err := keyboard.WriteString("\n"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case got := <-steps:
+				if got != h {
+					t.Fatalf("after Enter the page got step %q, want %q", got, h)
+				}
+			case <-ctx.Done():
+				t.Fatalf("after Enter the page never got step %q", h)
+			}
+		}
+		waited = true
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the chapter: %v; stderr:\n%s", err, seen)
+		}
+		if stdout.String() != string(want) {
+			t.Error("with --view --step the chapter printed something else than its golden file")
+		}
+	}
+}
