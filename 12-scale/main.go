@@ -134,7 +134,13 @@ func shardedInformers(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	}
 	printHonoured(out, probe.ShardInfo)
 	for _, n := range []int{2, 4} {
-		if err := runShards(ctx, out, c, shardRanges(n)); err != nil {
+		deleted, err := runShards(ctx, out, c, shardRanges(n))
+		if err != nil {
+			return err
+		}
+		// The pod back for the next shards, once these have stopped.
+		back := fixture.GatedPod(deleted.Name, deleted.Labels)
+		if _, err := pods.Create(ctx, back, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -143,8 +149,9 @@ func shardedInformers(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 // runShards runs one informer per shard, checks that they hold disjoint
 // parts whose union is every pod, each in the shard its uid's hash
-// names, then shows that one pod's update and delete reach its shard.
-func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector) error {
+// names, then shows that one pod's update and delete reach its shard;
+// it returns that pod.
+func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector) (*corev1.Pod, error) {
 	fmt.Fprintf(out, "  %d shards:\n", len(shards))
 	ctx, stop := context.WithCancel(ctx)
 	var factories []informers.SharedInformerFactory
@@ -163,7 +170,7 @@ func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []
 		inf := factory.Core().V1().Pods().Informer()
 		// !-shard
 		if _, err := inf.AddEventHandler(reportChanges(i, changes)); err != nil {
-			return err
+			return nil, err
 		}
 		factory.Start(ctx.Done())
 		factories = append(factories, factory)
@@ -172,23 +179,24 @@ func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []
 	for _, f := range factories {
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {
-				return fmt.Errorf("the %v informer did not sync: %w", typ, context.Cause(ctx))
+				return nil, fmt.Errorf("the %v informer did not sync: %w", typ, context.Cause(ctx))
 			}
 		}
 	}
 	if err := printShards(out, shards, stores); err != nil {
-		return err
+		return nil, err
 	}
 	return changeOnePod(ctx, out, c, shards, changes)
 }
 
 // changeOnePod updates a pod's label, then deletes the pod: both changes
-// come to the one informer whose shard holds the pod's uid.
-func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector, changes *show.Lines) error {
+// come to the one informer whose shard holds the pod's uid. It returns
+// the pod as it was deleted.
+func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector, changes *show.Lines) (*corev1.Pod, error) {
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	pod, err := pods.Get(ctx, "web-1", metav1.GetOptions{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	owner := slices.IndexFunc(shards, func(s sharding.Selector) bool {
 		ok, err := s.Matches(pod)
@@ -196,22 +204,20 @@ func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards
 	})
 	pod.Labels["tier"] = "front"
 	if _, err := pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
-		return err
+		return nil, err
 	}
 	if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
-		return err
+		return nil, err
 	}
 	// The update, then the delete's MODIFIED on a real cluster only
 	// (a pod that a kubelet could run ends gracefully), then DELETED.
 	lines, err := awaitDeleted(ctx, changes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(out, "    web-1's uid hashes into shard %d: update and delete came to shard %s\n",
 		owner, shardsOf(lines))
-	pod = fixture.GatedPod(pod.Name, pod.Labels) // back, for the next shards
-	_, err = pods.Create(ctx, pod, metav1.CreateOptions{})
-	return err
+	return pod, nil
 }
 
 // shardRanges splits the 64-bit hash space into n equal ranges, one
