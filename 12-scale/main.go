@@ -8,8 +8,7 @@
 // Read alongside (client-go and apimachinery v0.37.2): tools/cache/
 // reflector.go, informers/factory.go, apimachinery pkg/sharding,
 // tools/leaderelection/leaderelection.go, resourcelock/leaselock.go.
-// observe.go holds what only shows them at work (flags, request logs,
-// counting, printing).
+// observe.go holds what only shows them at work (flags, logs, printing).
 package main
 
 import (
@@ -68,8 +67,7 @@ func createPods(ctx context.Context, c *cluster.Cluster, n int) error {
 	return nil
 }
 
-// ownPods restricts a factory's informers to the chapter's pods; shard,
-// if not empty, is the shard selector of their every list and watch.
+// ownPods: a factory's lists and watches select our pods, and shard.
 func ownPods(c *cluster.Cluster, shard string) informers.SharedInformerOption {
 	return informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = cluster.OwnSelector
@@ -81,7 +79,7 @@ func ownPods(c *cluster.Cluster, shard string) informers.SharedInformerOption {
 
 // firstSync syncs an informer twice: by default, with a watch-list (one
 // WATCH streams the pods, then a bookmark); opted out, with a LIST
-// (paged by limit=500) and a WATCH from its resourceVersion.
+// (limit=500 a page) and a WATCH from its resourceVersion.
 func firstSync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "Step 1. The first sync at size: a watch-list, then a LIST and a WATCH")
 	for _, watchList := range []bool{true, false} {
@@ -134,13 +132,11 @@ func shardedInformers(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	}
 	printHonoured(out, probe.ShardInfo)
 	for _, n := range []int{2, 4} {
-		deleted, err := runShards(ctx, out, c, shardRanges(n))
-		if err != nil {
+		if err := runShards(ctx, out, c, shardRanges(n)); err != nil {
 			return err
 		}
-		// The pod back for the next shards, once these have stopped.
-		back := fixture.GatedPod(deleted.Name, deleted.Labels)
-		if _, err := pods.Create(ctx, back, metav1.CreateOptions{}); err != nil {
+		web1 := fixture.GatedPod("web-1", cluster.Labels("app", "web")) // back
+		if _, err := pods.Create(ctx, web1, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -149,9 +145,8 @@ func shardedInformers(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 
 // runShards runs one informer per shard, checks that they hold disjoint
 // parts whose union is every pod, each in the shard its uid's hash
-// names, then shows that one pod's update and delete reach its shard;
-// it returns that pod.
-func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector) (*corev1.Pod, error) {
+// names, then shows that one pod's update and delete reach its shard.
+func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector) error {
 	fmt.Fprintf(out, "  %d shards:\n", len(shards))
 	ctx, stop := context.WithCancel(ctx)
 	var factories []informers.SharedInformerFactory
@@ -170,7 +165,7 @@ func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []
 		inf := factory.Core().V1().Pods().Informer()
 		// !-shard
 		if _, err := inf.AddEventHandler(reportChanges(i, changes)); err != nil {
-			return nil, err
+			return err
 		}
 		factory.Start(ctx.Done())
 		factories = append(factories, factory)
@@ -179,24 +174,23 @@ func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []
 	for _, f := range factories {
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {
-				return nil, fmt.Errorf("the %v informer did not sync: %w", typ, context.Cause(ctx))
+				return fmt.Errorf("the %v informer did not sync: %w", typ, context.Cause(ctx))
 			}
 		}
 	}
 	if err := printShards(out, shards, stores); err != nil {
-		return nil, err
+		return err
 	}
 	return changeOnePod(ctx, out, c, shards, changes)
 }
 
-// changeOnePod updates a pod's label, then deletes the pod: both changes
-// come to the one informer whose shard holds the pod's uid. It returns
-// the pod as it was deleted.
-func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector, changes *show.Lines) (*corev1.Pod, error) {
+// changeOnePod updates a pod's label, then deletes it: both changes come
+// to the one informer whose shard holds its uid; web-1 comes back after.
+func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector, changes *show.Lines) error {
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	pod, err := pods.Get(ctx, "web-1", metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	owner := slices.IndexFunc(shards, func(s sharding.Selector) bool {
 		ok, err := s.Matches(pod)
@@ -204,20 +198,20 @@ func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards
 	})
 	pod.Labels["tier"] = "front"
 	if _, err := pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
-		return nil, err
+		return err
 	}
 	// The update, then the delete's MODIFIED on a real cluster only
 	// (a pod that a kubelet could run ends gracefully), then DELETED.
 	lines, err := awaitDeleted(ctx, changes)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(out, "    web-1's uid hashes into shard %d: update and delete came to shard %s\n",
 		owner, shardsOf(lines))
-	return pod, nil
+	return nil
 }
 
 // shardRanges splits the 64-bit hash space into n equal ranges, one
