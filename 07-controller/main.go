@@ -313,8 +313,7 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 	}
 }
 
-// enqueue adds obj's key (event is for the log line).
-// DeletionHandlingObjectToName unwraps a tombstone.
+// enqueue adds obj's key; DeletionHandlingObjectToName unwraps a tombstone.
 func (c *Controller) enqueue(event string, obj any) {
 	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
 		utilruntime.HandleError(err)
@@ -322,6 +321,7 @@ func (c *Controller) enqueue(event string, obj any) {
 		// Logged before the Add, so before any worker's line for key.
 		c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
 		c.workqueue.Add(key)
+		c.logger.V(4).Info("Enqueued", "key", key)
 	}
 }
 

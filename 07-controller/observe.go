@@ -39,6 +39,7 @@ import (
 // steps.
 type controllerLog struct {
 	lines *show.Lines
+	added *show.Lines     // an Add returned (the handler's V(4) "Enqueued")
 	done  <-chan struct{} // a held worker goes on when the controller stops
 
 	mu      sync.Mutex
@@ -49,7 +50,7 @@ type controllerLog struct {
 // newControllerLog returns a log that stops holding and taking lines
 // when ctx ends: the context the controller runs in.
 func newControllerLog(ctx context.Context) *controllerLog {
-	return &controllerLog{lines: show.NewLines(ctx), done: ctx.Done()}
+	return &controllerLog{lines: show.NewLines(ctx), added: show.NewLines(ctx), done: ctx.Done()}
 }
 
 // Logger is the klog.Logger to hand the controller. It is enabled at
@@ -58,9 +59,19 @@ func (l *controllerLog) Logger() klog.Logger { return logr.New(logSink{l}) }
 
 type logSink struct{ l *controllerLog }
 
-func (s logSink) Init(logr.RuntimeInfo)                        {}
-func (s logSink) Enabled(level int) bool                       { return level == 0 }
-func (s logSink) Info(_ int, msg string, keysAndValues ...any) { s.l.record(msg, nil, keysAndValues) }
+func (s logSink) Init(logr.RuntimeInfo)  {}
+func (s logSink) Enabled(level int) bool { return level == 0 || level == 4 }
+
+// Info makes a line of what the controller logs at V(0); of V(4), it
+// takes only "Enqueued", which says that a handler's Add has returned.
+func (s logSink) Info(level int, msg string, keysAndValues ...any) {
+	switch {
+	case level == 0:
+		s.l.record(msg, nil, keysAndValues)
+	case msg == "Enqueued":
+		s.l.added.Send(msg)
+	}
+}
 func (s logSink) Error(err error, msg string, keysAndValues ...any) {
 	s.l.record(msg, err, keysAndValues)
 }
@@ -288,16 +299,35 @@ func (s *steps) relistFromClient() {
 // print awaits the next n lines of the controller's log and prints
 // them in the order they were logged.
 func (l *controllerLog) print(ctx context.Context, out io.Writer, n int) error {
-	lines, err := l.lines.Await(ctx, n)
+	lines, err := l.await(ctx, n)
 	show.Print(out, "  ", lines)
 	return err
+}
+
+// await awaits n lines, and for each handler line among them, its Add:
+// a handler logs "Enqueue" before it calls Add, so a step that goes on
+// at the line (step 2 starts the workers) could otherwise overtake the
+// Add, and a worker take web before its last Add marked it dirty again.
+func (l *controllerLog) await(ctx context.Context, n int) ([]string, error) {
+	lines, err := l.lines.Await(ctx, n)
+	if err != nil {
+		return lines, err
+	}
+	adds := 0
+	for _, line := range lines {
+		if strings.HasPrefix(line, "handler ") && strings.HasSuffix(line, "→ Add") {
+			adds++
+		}
+	}
+	_, err = l.added.Await(ctx, adds)
+	return lines, err
 }
 
 // printByKey is print for lines of workers that ran in parallel: sorted
 // by key, keeping each key's own order (a key's syncs never overlap,
 // so that order is real).
 func (l *controllerLog) printByKey(ctx context.Context, out io.Writer, n int) error {
-	lines, err := l.lines.Await(ctx, n)
+	lines, err := l.await(ctx, n)
 	keyOf := func(line string) string {
 		f := strings.Fields(line)
 		if f[0] == "handler" {
