@@ -20,6 +20,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -303,6 +304,16 @@ func objectJSON(obj any) json.RawMessage {
 	obj = unwrap(obj)
 	if obj == nil {
 		return nil
+	}
+	if raw, ok := obj.(json.RawMessage); ok && !bytes.Contains(raw, []byte(`"managedFields"`)) {
+		return raw // the wire's own bytes: nothing to strip
+	}
+	if m, err := meta.Accessor(obj); err == nil && len(m.GetManagedFields()) == 0 {
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return nil
+		}
+		return raw
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
