@@ -42,9 +42,9 @@
 //     kube-apiserver's own structural-schema code, with the status and
 //     scale subresources, printer columns, CEL x-kubernetes-validations,
 //     selectableFields and several served versions (conversion strategy
-//     None); not conversion webhooks (such a CRD is refused with 422). No other
-//     subresources (no pods/log, exec, eviction, binding,
-//     serviceaccounts/token). events.k8s.io and core Events are stored
+//     None); not conversion webhooks (such a CRD is refused with 422). Of
+//     the other subresources, pods/binding and pods/eviction (no pods/log,
+//     exec, serviceaccounts/token). events.k8s.io and core Events are stored
 //     apart, where kube-apiserver stores them as one.
 //   - Admission: no webhooks, no quota or limit ranges, no
 //     authentication or authorization (anyone on 127.0.0.1 may do

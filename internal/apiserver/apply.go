@@ -51,15 +51,39 @@ func (s *Server) apply(r *http.Request, req request, opts *metav1.PatchOptions) 
 	if err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
 	}
+	intent, err := applyIntent(body)
+	if err != nil {
+		return nil, false, err
+	}
+	force := opts.Force != nil && *opts.Force
+	return s.store.apply(req.res, req.namespace, req.name, req.subresource, opts.FieldManager, force, intent, len(opts.DryRun) > 0)
+}
+
+// applyIntent decodes an apply's body, YAML or JSON.
+func applyIntent(body []byte) (*unstructured.Unstructured, error) {
 	intent := &unstructured.Unstructured{Object: map[string]any{}}
 	if err := yaml.Unmarshal(body, &intent.Object); err != nil {
-		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	if intent.Object == nil { // an empty body
 		intent.Object = map[string]any{}
 	}
-	force := opts.Force != nil && *opts.Force
-	return s.store.apply(req.res, req.namespace, req.name, req.subresource, opts.FieldManager, force, intent, len(opts.DryRun) > 0)
+	return intent, nil
+}
+
+// applyError is how kube-apiserver answers a FieldManager.Apply error:
+// its Status (400 for an intent of another kind or version, 409 Conflict
+// naming the managers) or, for an intent with a field the schema lacks,
+// the plain error as a 500 with no reason (kube-apiserver v1.36,
+// kubernetes/kubernetes#139253, still open), word for word.
+func applyError(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error(),
+	}}
 }
 
 // apply merges intent into the object (an empty one if there is none) with
@@ -79,18 +103,8 @@ func (s *store) apply(res *Resource, namespace, name, subresource, manager strin
 	}
 	live.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind())
 	out, err := s.fieldManager(res, subresource).Apply(live, intent, manager, force)
-	var status apierrors.APIStatus
-	if err != nil && !errors.As(err, &status) {
-		// An intent with a field the schema lacks: kube-apiserver
-		// v1.36 answers the FieldManager's plain error as a 500 with
-		// no reason (kubernetes/kubernetes#139253, still open), and so
-		// does the workshop cluster, word for word.
-		return nil, false, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error(),
-		}}
-	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, applyError(err)
 	}
 	clearTypeMeta(out)
 	m := metaOf(out)

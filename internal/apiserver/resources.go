@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -118,6 +119,23 @@ type strategy struct {
 	// cluster IP and node ports) from what the stored objects already
 	// hold; it runs last on create, with the store locked.
 	Allocate func(s *store, obj runtime.Object) error
+
+	// PrepareForUpdate adjusts what a PUT or PATCH of the object (not a
+	// subresource) sends before it is validated: what kube-apiserver's
+	// decoding does to every write (a Secret's stringData folded into
+	// data, its type defaulted).
+	PrepareForUpdate func(next, old runtime.Object)
+	// ValidateUpdate is the kind's ValidateXUpdate
+	// (pkg/apis/core/validation): the fields an update may not change.
+	// Its errors are answered 422, as kube-apiserver words them.
+	ValidateUpdate func(next, old runtime.Object) field.ErrorList
+	// PrepareStatusUpdate is what the kind's status strategy
+	// (PrepareForUpdate of its statusStrategy) keeps of the old object
+	// beyond its spec, which every built-in status strategy keeps: a
+	// Deployment its labels, a Pod its ownerReferences. The rest of
+	// the metadata a status write sends is written, as kube-apiserver
+	// writes it (annotations, labels, finalizers).
+	PrepareStatusUpdate func(next, old runtime.Object)
 
 	// Hooks: a kind defined at run time (custom.go).
 	Hooks *Hooks

@@ -76,7 +76,7 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 		if err == nil {
 			obj, err = s.store.updateScale(req.res, req.namespace, req.name, manager, dry, func(*autoscalingv1.Scale) (runtime.Object, error) {
 				return obj, nil
-			})
+			}, false)
 		}
 		rw.respond(http.StatusOK, obj, err)
 	case "patch":
@@ -91,13 +91,36 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 			rw.error(err)
 			return
 		}
+		if patchType == types.ApplyYAMLPatchType {
+			// A server-side apply of the Scale: kube-apiserver's
+			// applyPatcher runs the Scale's FieldManager.Apply on
+			// the Scale made from the object, then the same
+			// scaleUpdatedObjectInfo as any other write.
+			intent, err := applyIntent(patchBytes)
+			if err != nil {
+				rw.error(err)
+				return
+			}
+			force := opts.Force != nil && *opts.Force
+			obj, err := s.store.updateScale(req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
+				cur.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+				out, err := s.store.fieldManager(scaleResource, "scale").Apply(cur, intent, manager, force)
+				if err != nil {
+					return nil, applyError(err)
+				}
+				clearTypeMeta(out)
+				return out, nil
+			}, true)
+			rw.respond(http.StatusOK, obj, err)
+			return
+		}
 		obj, err := s.store.updateScale(req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
 			curJSON, err := json.Marshal(typed(cur, scaleResource))
 			if err != nil {
 				return nil, err
 			}
 			return applyPatch(rw.w, r, curJSON, patchBytes, scaleResource)
-		})
+		}, false)
 		rw.respond(http.StatusOK, obj, err)
 	default:
 		rw.error(apierrors.NewMethodNotSupported(schema.GroupResource{Group: req.res.GVR.Group, Resource: req.res.GVR.Resource + "/scale"}, r.Method))
@@ -150,9 +173,14 @@ func scaleOf(res *Resource, obj runtime.Object) (*autoscalingv1.Scale, error) {
 }
 
 // scaleNotFound is upstream's answer for the scale of a missing object:
-// it names the subresource, "deployments/scale.apps".
+// the error of the object's own store, which names the resource, not the
+// subresource: `deployments.apps "nope" not found` (ScaleREST.Get and
+// the update's GuaranteedUpdate in kubernetes v1.37.2
+// pkg/registry/apps/deployment/storage/storage.go, and
+// apiextensions-apiserver's ScaleREST alike; so kube-apiserver v1.37.2
+// answered a GET, PUT, merge patch and apply, hack/realk8s).
 func scaleNotFound(res *Resource, name string) error {
-	return apierrors.NewNotFound(schema.GroupResource{Group: res.GVR.Group, Resource: res.GVR.Resource + "/scale"}, name)
+	return apierrors.NewNotFound(res.GroupResource(), name)
 }
 
 func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object, error) {
@@ -167,9 +195,10 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 }
 
 // updateScale writes a deployment's replicas through its Scale. change
-// turns the current Scale into the one to write (the PUT's body, or the
-// patched Scale).
-func (s *store) updateScale(res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error)) (runtime.Object, error) {
+// turns the current Scale into the one to write (the PUT's body, the
+// patched Scale, or the applied one: applied, whose managedFields the
+// apply already made).
+func (s *store) updateScale(res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error), applied bool) (runtime.Object, error) {
 	defer s.lock(dry)()
 	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
@@ -207,7 +236,9 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, dry 
 		return nil, apierrors.NewConflict(schema.GroupResource{Group: res.GVR.Group, Resource: res.GVR.Resource + "/scale"}, name,
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", sc.UID, dm.GetUID()))
 	}
-	sc = s.manageFields(scaleResource, "scale", old, sc, manager).(*autoscalingv1.Scale)
+	if !applied {
+		sc = s.manageFields(scaleResource, "scale", old, sc, manager).(*autoscalingv1.Scale)
+	}
 
 	if u, ok := d.(*unstructured.Unstructured); ok {
 		// apiextensions-apiserver's scaleUpdatedObjectInfo: the
@@ -223,17 +254,17 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, dry 
 	if err != nil {
 		return nil, err
 	}
-	entries = restamp(dm.GetManagedFields(), entries, s.now())
-	if _, custom := d.(*unstructured.Unstructured); custom {
-		// kube-apiserver records a custom resource's scale write with no
-		// time (transcripts 88, 89b), so that entry sorts first.
-		for i := range entries {
-			if entries[i].Subresource == "scale" {
-				entries[i].Time = nil
-			}
+	// kube-apiserver records a scale write with no time: ScaleHandler's
+	// ToParent takes each entry's time from the object's own entries,
+	// and the Scale's manager has none there (transcripts 88, 89b for a
+	// custom resource; a Deployment's alike on kube-apiserver v1.37.2,
+	// hack/realk8s), so that entry sorts first among its operation's.
+	for i := range entries {
+		if entries[i].Subresource == "scale" {
+			entries[i].Time = nil
 		}
-		sortManagedFields(entries)
 	}
+	sortManagedFields(entries)
 	dm.SetManagedFields(entries)
 	updated, err := s.updateLocked(res, namespace, name, "", manager, d, true)
 	if err != nil {

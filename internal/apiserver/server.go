@@ -251,6 +251,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveScale(rw, r, req)
 		return
 	}
+	if podSubresource(req.res, req.subresource) {
+		s.servePodSubresource(rw, r, req)
+		return
+	}
 	switch req.verb {
 	case "get":
 		obj, err := s.store.get(req.res, req.namespace, req.name)
@@ -388,7 +392,8 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 	if len(parts) > 2 {
 		req.subresource = parts[2]
 	}
-	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale)
+	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale) ||
+		podSubresource(req.res, req.subresource)
 	if len(parts) == 3 && !subresourceServed && req.res.Hooks != nil && req.res.Hooks.SubresourceNotFound {
 		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
 	}
@@ -425,7 +430,7 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 		}
 	}
 	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create" && req.verb != "deletecollection") ||
-		(req.name != "" && req.verb == "create") {
+		(req.name != "" && req.verb == "create" && !podSubresource(req.res, req.subresource)) {
 		return req, apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method)
 	}
 	return req, nil

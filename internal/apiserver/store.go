@@ -518,7 +518,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	var next runtime.Object
-	if subresource == "status" {
+	if subresource == "status" && res.Hooks != nil {
+		// A custom resource's status strategy keeps nothing of the
+		// request but its status (apiextensions-apiserver
+		// pkg/registry/customresource/status_strategy.go).
 		next = old.DeepCopyObject()
 		copyField(next, obj, "Status")
 		if keepManagedFields {
@@ -526,8 +529,21 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 		}
 	} else {
 		next = obj.DeepCopyObject()
-		if res.StatusSubresource {
+		switch {
+		case subresource == "status":
+			// A built-in kind's status strategy keeps the old spec
+			// and writes the rest (kubernetes
+			// pkg/registry/<group>/<kind>/strategy.go, its
+			// statusStrategy's PrepareForUpdate).
+			copyField(next, old, "Spec")
+			if res.PrepareStatusUpdate != nil {
+				res.PrepareStatusUpdate(next, old)
+			}
+		case res.StatusSubresource:
 			copyField(next, old, "Status")
+		}
+		if subresource == "" && res.PrepareForUpdate != nil {
+			res.PrepareForUpdate(next, old)
 		}
 		nm, om := metaOf(next), metaOf(old)
 		nm.SetNamespace(om.GetNamespace())
@@ -542,7 +558,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 		specChanged := !apiequality.Semantic.DeepEqual(specOf(res, next), specOf(res, old))
 		annotationsChanged := res.GenerationOnAnnotations &&
 			!apiequality.Semantic.DeepEqual(nm.GetAnnotations(), om.GetAnnotations())
-		if res.Generation && (specChanged || annotationsChanged) {
+		if res.Generation && subresource == "" && (specChanged || annotationsChanged) {
 			nm.SetGeneration(om.GetGeneration() + 1)
 		}
 	}
@@ -553,6 +569,11 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	if err := validatePodUpdate(res, next, old); err != nil {
 		return nil, err
+	}
+	if res.ValidateUpdate != nil && subresource == "" {
+		if errs := res.ValidateUpdate(next, old); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), name, errs)
+		}
 	}
 	if err := validateHook(res, next, old, subresource); err != nil {
 		return nil, err

@@ -13,7 +13,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,8 +57,12 @@ var strategies = map[schema.GroupResource]strategy{
 		FieldLabel: podFieldLabel,
 		Default:    defaultPod,
 		Admit:      admitPod,
+		// podStatusStrategy: a status write may not touch ownerReferences.
+		PrepareStatusUpdate: func(next, old runtime.Object) {
+			next.(*corev1.Pod).OwnerReferences = old.(*corev1.Pod).OwnerReferences
+		},
 	},
-	{Resource: "configmaps"}: {ShortNames: []string{"cm"}, Table: configMapTable},
+	{Resource: "configmaps"}: {ShortNames: []string{"cm"}, Table: configMapTable, ValidateUpdate: validateConfigMapUpdate},
 	{Resource: "services"}: {
 		ShortNames: []string{"svc"}, Table: serviceTable, ResetStatusOnCreate: true,
 		NameIsLabel: true, // ValidateServiceName: a DNS-1123 label in v1.37
@@ -70,10 +76,12 @@ var strategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "endpoints"}: {ShortNames: []string{"ep"}, Table: endpointsTable, Default: defaultEndpoints},
 	{Resource: "secrets"}: {
-		Table:      secretTable,
-		Fields:     func(obj runtime.Object) fields.Set { return fields.Set{"type": string(obj.(*corev1.Secret).Type)} },
-		FieldLabel: fieldLabels("type", "metadata.namespace", "metadata.name"),
-		Default:    defaultSecret,
+		Table:            secretTable,
+		Fields:           func(obj runtime.Object) fields.Set { return fields.Set{"type": string(obj.(*corev1.Secret).Type)} },
+		FieldLabel:       fieldLabels("type", "metadata.namespace", "metadata.name"),
+		Default:          defaultSecret,
+		PrepareForUpdate: func(next, _ runtime.Object) { defaultSecret(next, metav1.Time{}) },
+		ValidateUpdate:   validateSecretUpdate,
 	},
 	{Resource: "serviceaccounts"}: {ShortNames: []string{"sa"}, Table: serviceAccountTable},
 	{Resource: "events"}: {
@@ -111,6 +119,10 @@ var strategies = map[schema.GroupResource]strategy{
 	{Group: "apps", Resource: "deployments"}: {
 		ShortNames: []string{"deploy"}, Generation: true, GenerationOnAnnotations: true, Table: deploymentTable,
 		Default: defaultDeployment,
+		// deploymentStatusStrategy: a status write keeps the labels.
+		PrepareStatusUpdate: func(next, old runtime.Object) {
+			next.(*appsv1.Deployment).Labels = old.(*appsv1.Deployment).Labels
+		},
 	},
 	{Group: "apps", Resource: "replicasets"}: {
 		ShortNames: []string{"rs"}, Table: replicaSetTable, Generation: true, ResetStatusOnCreate: true,
@@ -407,6 +419,47 @@ func defaultSecret(obj runtime.Object, _ metav1.Time) {
 	if s.Type == "" {
 		s.Type = corev1.SecretTypeOpaque
 	}
+}
+
+// validateSecretUpdate is ValidateSecretUpdate's own rules
+// (pkg/apis/core/validation/validation.go): the type never changes, and
+// an immutable Secret keeps its data and stays immutable.
+func validateSecretUpdate(next, old runtime.Object) field.ErrorList {
+	n, o := next.(*corev1.Secret), old.(*corev1.Secret)
+	errs := apimachineryvalidation.ValidateImmutableField(n.Type, o.Type, field.NewPath("type"))
+	if ptr.Deref(o.Immutable, false) {
+		errs = append(errs, immutableFields(n.Immutable, map[string]bool{"data": !apiequality.Semantic.DeepEqual(n.Data, o.Data)}, "data")...)
+	}
+	return errs
+}
+
+// validateConfigMapUpdate is ValidateConfigMapUpdate's own rule: an
+// immutable ConfigMap keeps its data and binaryData and stays immutable.
+func validateConfigMapUpdate(next, old runtime.Object) field.ErrorList {
+	n, o := next.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
+	if !ptr.Deref(o.Immutable, false) {
+		return nil
+	}
+	return immutableFields(n.Immutable, map[string]bool{
+		"data":       !apiequality.Semantic.DeepEqual(n.Data, o.Data),
+		"binaryData": !apiequality.Semantic.DeepEqual(n.BinaryData, o.BinaryData),
+	}, "data", "binaryData")
+}
+
+// immutableFields words the refusals of a write to an object that was
+// immutable: immutable itself unset, then each changed field, in order.
+func immutableFields(immutable *bool, changed map[string]bool, order ...string) field.ErrorList {
+	const msg = "field is immutable when `immutable` is set"
+	var errs field.ErrorList
+	if !ptr.Deref(immutable, false) {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), msg))
+	}
+	for _, f := range order {
+		if changed[f] {
+			errs = append(errs, field.Forbidden(field.NewPath(f), msg))
+		}
+	}
+	return errs
 }
 
 // eventFields is the core Event's ToSelectableFields
