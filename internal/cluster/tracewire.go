@@ -113,10 +113,11 @@ func (a *tracedAnswer) Close() error {
 type tracedBody struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
-		Name            string `json:"name"`
-		Namespace       string `json:"namespace"`
-		ResourceVersion string `json:"resourceVersion"`
-		Continue        string `json:"continue"`
+		Name            string            `json:"name"`
+		Namespace       string            `json:"namespace"`
+		ResourceVersion string            `json:"resourceVersion"`
+		Continue        string            `json:"continue"`
+		Annotations     map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Items   []json.RawMessage `json:"items"`
 	Rows    []json.RawMessage `json:"rows"`
@@ -249,18 +250,12 @@ func recordFrame(line []byte) {
 	}
 	var o tracedBody
 	_ = json.Unmarshal(f.Object, &o)
-	var ann struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	_ = json.Unmarshal(f.Object, &ann)
 	e := trace.Event{Lane: trace.Wire, Verb: f.Type, Key: key(o), RV: o.Metadata.ResourceVersion, Func: "watch.(*StreamWatcher).receive"}
 	var obj any = f.Object
 	switch f.Type {
 	case "BOOKMARK":
 		e.Text = "rv=" + o.Metadata.ResourceVersion
-		if ann.Metadata.Annotations["k8s.io/initial-events-end"] == "true" {
+		if o.Metadata.Annotations["k8s.io/initial-events-end"] == "true" {
 			e.Text += " k8s.io/initial-events-end"
 		}
 		obj = nil

@@ -20,7 +20,6 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -298,35 +297,20 @@ func (r *Recorder) Messages(from int) ([]Message, <-chan struct{}) {
 	return append([]Message(nil), r.msgs[from:]...), r.changed
 }
 
-// objectJSON is obj as the page shows it: its JSON without managedFields
-// (server-side apply's bookkeeping, long and beside the point), or nil.
+// objectJSON is obj as JSON, as the wire carried it or as client-go
+// holds it (managedFields too: the page folds them away), or nil.
 func objectJSON(obj any) json.RawMessage {
 	obj = unwrap(obj)
 	if obj == nil {
 		return nil
 	}
-	if raw, ok := obj.(json.RawMessage); ok && !bytes.Contains(raw, []byte(`"managedFields"`)) {
-		return raw // the wire's own bytes: nothing to strip
-	}
-	if m, err := meta.Accessor(obj); err == nil && len(m.GetManagedFields()) == 0 {
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			return nil
-		}
+	if raw, ok := obj.(json.RawMessage); ok {
 		return raw
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil
 	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return raw
-	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
-	}
-	raw, _ = json.Marshal(m) // it came from JSON
 	return raw
 }
 
