@@ -16,9 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -210,32 +208,16 @@ func (l handlerLog) call(verb, text string, obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Key: key, Func: caller()}, obj)
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Key: key, Func: linked()}, obj)
 }
 
-// caller names the client-go function that called a handler: the first
-// function on the stack that the trace can link (internal/trace's
-// sources), where the course's copy of processDeltas and of
-// processReplacedAllInfo (internal/cachecopy) count as the function
-// they copy.
-func caller() string {
-	pc := make([]uintptr, 32)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
-	for {
-		f, more := frames.Next()
-		name := closure.ReplaceAllString(f.Function, "")
-		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok {
-			name = "cache." + rest
-		} else if rest, ok := strings.CutPrefix(path.Base(name), "cachecopy."); ok && rest != "" {
-			name = "cache." + strings.ToLower(rest[:1]) + rest[1:]
-		}
-		if trace.Source(name) != "" {
-			return name
-		}
-		if !more {
-			return ""
-		}
-	}
+// linked names the client-go function that called a handler: the first
+// on the stack that the trace can link, where the course's copy of
+// processDeltas and of processReplacedAllInfo (internal/cachecopy)
+// count as the function they copy.
+func linked() string {
+	name, _ := trace.Caller(nil)
+	return name
 }
 
 // closure matches the suffix that names a function literal: ".func1",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -455,20 +454,8 @@ func recordBackoff(d time.Duration, onFakeClock bool) {
 // caller returns the first of names that is a function on the stack
 // (closures count as the function they are in), or "".
 func caller(names ...string) string {
-	pc := make([]uintptr, 32)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
-	for {
-		f, more := frames.Next()
-		name := closure.ReplaceAllString(f.Function, "")
-		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok {
-			if name := "cache." + rest; slices.Contains(names, name) {
-				return name
-			}
-		}
-		if !more {
-			return ""
-		}
-	}
+	name, _ := trace.Caller(func(name string) bool { return slices.Contains(names, name) })
+	return name
 }
 
 // closure matches the suffix that names a function literal: ".func1",

@@ -15,8 +15,6 @@ import (
 	"io"
 	"maps"
 	"path"
-	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -82,7 +80,7 @@ func (h handler) record(verb, text string, obj any, same bool) {
 	if h.name != "" {
 		text = h.name + ": " + text
 	}
-	fn, copied := caller(linkable)
+	fn, copied := trace.Caller(nil)
 	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: same && !copied}, obj)
 }
 
@@ -147,32 +145,9 @@ func queuedTap(lines *show.Lines) cache.TransformFunc {
 	}
 }
 
-// recordTransform records an object a Transform is given: the queue
-// runs it on each object it queues (FIFO lane, under the queue's
-// method); a watch-list runs it on each initial event it buffers in its
-// temporary store before it hands them to the queue's Replace
-// (reflector lane).
-func recordTransform(obj any) {
-	if !trace.On() {
-		return
-	}
-	fn, _ := caller(func(name string) bool {
-		return linkable(name) && (name == "cache.(*Reflector).watchList" ||
-			strings.HasPrefix(name, "cache.(*RealFIFO).") || strings.HasPrefix(name, "cache.(*DeltaFIFO)."))
-	})
-	e := trace.Event{Lane: trace.FIFO, Func: fn}
-	switch _, method, _ := strings.Cut(fn, ")."); method {
-	case "":
-		return // not called by a queue or a reflector
-	case "watchList":
-		e.Lane, e.Verb, e.Text = trace.Reflector, "buffered", describe(obj)+" (initial event, in the watch-list's temporary store)"
-	case "Replace":
-		e.Verb, e.Text = "Replace", describe(obj)+" (one of the list's items)"
-	default:
-		e.Verb, e.Text = method, describe(obj)
-	}
-	trace.Record(e, obj)
-}
+// recordTransform records an object a Transform is given, in the lane
+// of the client-go function that gave it (trace.RecordTransform).
+func recordTransform(obj any) { trace.RecordTransform(obj, describe(obj)) }
 
 // A gate holds back a gated handler until it is opened, once.
 type gate struct {
@@ -315,35 +290,3 @@ func counted(n *atomic.Int64, transform cache.TransformFunc) cache.TransformFunc
 		return transform(obj)
 	}
 }
-
-// caller names the client-go function that called a tap: the first
-// function on the stack that accept takes, by the name the trace links
-// (internal/trace's sources). The course's copy of processDeltas and of
-// processReplacedAllInfo (internal/cachecopy, step 4) count as the
-// function they copy; copied says so.
-func caller(accept func(string) bool) (name string, copied bool) {
-	pc := make([]uintptr, 48)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
-	for {
-		f, more := frames.Next()
-		name, copied := closure.ReplaceAllString(f.Function, ""), false
-		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok {
-			name = "cache." + rest
-		} else if rest, ok := strings.CutPrefix(path.Base(name), "cachecopy."); ok && rest != "" {
-			name, copied = "cache."+strings.ToLower(rest[:1])+rest[1:], true
-		}
-		if accept(name) {
-			return name, copied
-		}
-		if !more {
-			return "", false
-		}
-	}
-}
-
-// linkable accepts a function the trace can link to its source.
-func linkable(name string) bool { return trace.Source(name) != "" }
-
-// closure matches the suffix that names a function literal: ".func1",
-// ".func2.1".
-var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)

@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -441,36 +439,13 @@ func recordCall(verb, text string, obj any, timed bool) {
 	if !trace.On() {
 		return
 	}
-	fn := caller(linkable)
+	fn, _ := trace.Caller(nil)
 	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: timed}, obj)
 }
 
-// recordTransform records an object a transform is given: the queue
-// runs it on each object it queues (FIFO lane, under the queue's
-// method); a watch-list runs it on each initial event it buffers in its
-// temporary store before it hands them to the queue's Replace
-// (reflector lane).
-func recordTransform(obj any) {
-	if !trace.On() {
-		return
-	}
-	fn := caller(func(name string) bool {
-		return linkable(name) && (name == "cache.(*Reflector).watchList" ||
-			strings.HasPrefix(name, "cache.(*RealFIFO).") || strings.HasPrefix(name, "cache.(*DeltaFIFO)."))
-	})
-	e := trace.Event{Lane: trace.FIFO, Func: fn}
-	switch _, method, _ := strings.Cut(fn, ")."); method {
-	case "":
-		return // not called by a queue or a reflector
-	case "watchList":
-		e.Lane, e.Verb, e.Text = trace.Reflector, "buffered", describe(obj)+" (initial event, in the watch-list's temporary store)"
-	case "Replace":
-		e.Verb, e.Text = "Replace", describe(obj)+" (one of the list's items)"
-	default:
-		e.Verb, e.Text = method, describe(obj)
-	}
-	trace.Record(e, obj)
-}
+// recordTransform records an object a transform is given, in the lane
+// of the client-go function that gave it (trace.RecordTransform).
+func recordTransform(obj any) { trace.RecordTransform(obj, describe(obj)) }
 
 // describe names an object, its kind and resourceVersion, or a tombstone.
 func describe(obj any) string {
@@ -484,28 +459,3 @@ func describe(obj any) string {
 	kind := strings.ToLower(reflect.TypeOf(obj).Elem().Name())
 	return fmt.Sprintf("%s/%s rv=%s", kind, m.GetName(), m.GetResourceVersion())
 }
-
-// caller names the client-go function that called a tap: the first
-// function on the stack that accept takes, by the name the trace links
-// (internal/trace's sources).
-func caller(accept func(string) bool) string {
-	pc := make([]uintptr, 48)
-	frames := goruntime.CallersFrames(pc[:goruntime.Callers(2, pc)])
-	for {
-		f, more := frames.Next()
-		name := closure.ReplaceAllString(f.Function, "")
-		if rest, ok := strings.CutPrefix(name, "k8s.io/client-go/tools/cache."); ok && accept("cache."+rest) {
-			return "cache." + rest
-		}
-		if !more {
-			return ""
-		}
-	}
-}
-
-// linkable accepts a function the trace can link to its source.
-func linkable(name string) bool { return trace.Source(name) != "" }
-
-// closure matches the suffix that names a function literal: ".func1",
-// ".func2.1".
-var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)

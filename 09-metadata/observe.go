@@ -16,7 +16,6 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -166,43 +165,15 @@ func reporting(lines *show.Lines, transform cache.TransformFunc) cache.Transform
 	return func(obj any) (any, error) {
 		lines.Sendf("Transform(%s)", describe(obj))
 		var e trace.Event
+		var traced bool
 		if trace.On() {
-			e = transformEvent(obj) // before the Transform: it edits obj
+			e, traced = trace.TransformEvent(describe(obj)) // before the Transform: it edits obj
 		}
 		out, err := transform(obj)
-		if err == nil {
-			trace.Record(e, out)
+		if traced && err == nil {
+			trace.Record(e, out) // what the Transform returned
 		}
 		return out, err
-	}
-}
-
-// transformEvent is a Transform call as the trace shows it, in the lane
-// of its caller, which only the call stack tells: the FIFO, which
-// transforms each object as it queues its delta (the_real_fifo.go's
-// addToItems_locked, addReplaceToItemsLocked), or the reflector's
-// watch-list, whose temporary store transforms each object of the
-// initial events (reflector.go's watchList hands it the FIFO's
-// Transformer). Recorded with the object the Transform returned.
-func transformEvent(obj any) trace.Event {
-	text := describe(obj) + " → Transform"
-	pcs := make([]uintptr, 32)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
-	for {
-		f, more := frames.Next()
-		name := strings.TrimPrefix(f.Function, "k8s.io/client-go/tools/")
-		switch name {
-		case "cache.(*RealFIFO).Add", "cache.(*RealFIFO).Update", "cache.(*RealFIFO).Delete", "cache.(*RealFIFO).Replace":
-			_, method, _ := strings.Cut(name, ").")
-			verb := map[string]string{"Add": "Added", "Update": "Updated", "Delete": "Deleted", "Replace": "Replaced"}[method]
-			return trace.Event{Lane: trace.FIFO, Verb: verb, Text: text, Func: name}
-		case "cache.(*Reflector).watchList":
-			return trace.Event{Lane: trace.Reflector, Verb: "watch-list",
-				Text: text + " into its temporary store", Func: name}
-		}
-		if !more {
-			return trace.Event{Lane: trace.FIFO, Verb: "Transform", Text: text}
-		}
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -515,18 +514,8 @@ func traceStoreRV(v float64) {
 // caller is the first function on the call stack whose name (without
 // its package path) begins with prefix and that the trace can link, or "".
 func caller(prefix string) string {
-	pcs := make([]uintptr, 48)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
-	for {
-		f, more := frames.Next()
-		name := strings.TrimPrefix(f.Function, "k8s.io/client-go/tools/")
-		if strings.HasPrefix(name, prefix) && trace.Source(name) != "" {
-			return name
-		}
-		if !more {
-			return ""
-		}
-	}
+	name, _ := trace.Caller(func(name string) bool { return strings.HasPrefix(name, prefix) && trace.Linkable(name) })
+	return name
 }
 
 func joined(vs []float64) string {

@@ -76,3 +76,17 @@ func readLines(path string) ([]string, error) {
 	}
 	return lines, sc.Err()
 }
+
+func TestLinkName(t *testing.T) {
+	for fn, want := range map[string]string{
+		"k8s.io/client-go/tools/cache.(*RealFIFO).Add":                                          "cache.(*RealFIFO).Add",
+		"k8s.io/client-go/tools/cache.(*Reflector).watchList.func2.1":                           "cache.(*Reflector).watchList",
+		"k8s.io/client-go/util/workqueue.(*Typed[...]).Add":                                     "workqueue.(*Typed[T]).Add",
+		"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy.ProcessDeltas": "cache.processDeltas",
+		"main.handler.OnAdd": "",
+	} {
+		if got, _ := linkName(fn); got != want {
+			t.Errorf("linkName(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}
