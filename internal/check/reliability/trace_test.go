@@ -2,8 +2,10 @@ package reliability
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -117,22 +119,7 @@ func TestViewFlag(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), limit)
 			defer cancel()
-			cmd, stdout, _ := ch.command(ctx, env(t), "--view")
-			cmd.Stderr = nil
-			stderrPipe, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waited := false
-			defer func() {
-				if !waited {
-					cancel()
-					_ = cmd.Wait()
-				}
-			}()
+			stdout, stderrPipe, wait := startPiped(t, ctx, cancel, ch, nil, "--view")
 			errs := bufio.NewScanner(stderrPipe)
 			if !errs.Scan() {
 				t.Fatal("no line on stderr")
@@ -172,8 +159,7 @@ func TestViewFlag(t *testing.T) {
 				}
 				counts[msg.Type]++
 			}
-			waited = true
-			if err := cmd.Wait(); err != nil {
+			if err := wait(); err != nil {
 				t.Fatalf("the chapter: %v", err)
 			}
 			want, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+".golden"))
@@ -217,22 +203,7 @@ func TestViewStep(t *testing.T) {
 		keyboard, tty := openTerminal(t)
 		ctx, cancel := context.WithTimeout(t.Context(), limit)
 		defer cancel()
-		cmd, stdout, _ := ch.command(ctx, env(t), "--view", "--step")
-		cmd.Stdin, cmd.Stderr = tty, nil
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waited := false
-		defer func() {
-			if !waited {
-				cancel()
-				_ = cmd.Wait()
-			}
-		}()
+		stdout, stderr, wait := startPiped(t, ctx, cancel, ch, tty, "--view", "--step")
 		// stderr, read up to what (a prompt ends in no newline).
 		var seen []byte
 		buf := make([]byte, 4096)
@@ -297,12 +268,41 @@ func TestViewStep(t *testing.T) {
 				t.Fatalf("after Enter the page never got step %q", h)
 			}
 		}
-		waited = true
-		if err := cmd.Wait(); err != nil {
+		if err := wait(); err != nil {
 			t.Fatalf("the chapter: %v; stderr:\n%s", err, seen)
 		}
 		if stdout.String() != string(want) {
 			t.Error("with --view --step the chapter printed something else than its golden file")
 		}
+	}
+}
+
+// startPiped starts a chapter with its stderr on a pipe (and stdin from
+// stdin, if not nil). wait waits for it to end; if the test ends first,
+// cancel stops it.
+func startPiped(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch chapter, stdin *os.File, args ...string) (stdout *bytes.Buffer, stderr io.Reader, wait func() error) {
+	t.Helper()
+	cmd, stdout, _ := ch.command(ctx, env(t), args...)
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	cmd.Stderr = nil
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	t.Cleanup(func() {
+		if !waited {
+			cancel()
+			_ = cmd.Wait()
+		}
+	})
+	return stdout, stderr, func() error {
+		waited = true
+		return cmd.Wait()
 	}
 }
