@@ -69,6 +69,13 @@ func (s logSink) Info(level int, msg string, keysAndValues ...any) {
 	case level == 0:
 		s.l.record(msg, nil, keysAndValues)
 	case msg == "Enqueued":
+		// After the Add: the workqueue lane's Add, then the step may go on.
+		key := ""
+		if len(keysAndValues) == 2 {
+			key = fmt.Sprint(keysAndValues[1])
+		}
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Add", Text: key, Key: key,
+			Func: "workqueue.(*Typed[T]).Add"}, nil)
 		s.l.added.Send(msg)
 	}
 }
@@ -124,8 +131,6 @@ func (l *controllerLog) trace(msg string, err error, kv map[string]any, held boo
 		}
 		trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text,
 			Func: "cache.(*processorListener).run"}, kv["object"])
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Add", Text: key, Key: key,
-			Func: "workqueue.(*Typed[T]).Add"}, nil)
 		return
 	case "Skip":
 		d := deploymentOf(kv["object"])

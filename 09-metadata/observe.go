@@ -214,11 +214,13 @@ func (r reportingHandler) OnDelete(obj any) {
 	r.calls.Sendf("OnDelete(%s)", describe(obj))
 }
 
-// traceHandler records a handler call on the trace's handlers lane; a
-// resync's (timed) as on a timer.
+// traceHandler records a handler call on the trace's handlers lane,
+// under the client-go function that called it (step 5's informer is
+// NewInformerWithOptions's: processDeltas calls its handler, no
+// processorListener); a resync's (timed) as on a timer.
 func traceHandler(verb, text string, obj any, timed bool) {
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Timed: timed,
-		Func: "cache.(*processorListener).run"}, obj)
+	fn, _ := trace.Caller(nil)
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Timed: timed, Func: fn}, obj)
 }
 
 // updateText describes an OnUpdate call for the trace.

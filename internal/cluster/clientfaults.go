@@ -118,17 +118,19 @@ func (f *ClientFaults) AnswerWatch(match func(apiserver.Request) bool, err *apie
 	f.answers = append(f.answers, answer{match: match, err: err, inStream: true})
 }
 
-// roundTrip is the faults' part of clientTransport.
-func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
+// roundTrip is the faults' part of clientTransport. synthetic is the
+// answer it made itself, if it did (for the trace, which must not show
+// it as the server's).
+func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (resp *http.Response, synthetic *answer, err error) {
 	if a, ok := f.answerFor(apiserver.NewRequest(r)); ok {
 		if r.Body != nil {
 			_ = r.Body.Close() // a RoundTripper closes the body, sent or not
 		}
-		return a.response(r), nil
+		return a.response(r), &a, nil
 	}
-	resp, err := next.RoundTrip(r)
+	resp, err = next.RoundTrip(r)
 	if err != nil || resp.StatusCode != http.StatusOK || r.URL.Query().Get("watch") != "true" {
-		return resp, err
+		return resp, nil, err
 	}
 	w := &watchBody{ReadCloser: resp.Body, f: f, ended: make(chan struct{}), closed: make(chan struct{}),
 		cancelled: r.Context().Done()}
@@ -139,7 +141,7 @@ func (f *ClientFaults) roundTrip(next http.RoundTripper, r *http.Request) (*http
 	f.watches[w] = struct{}{}
 	f.mu.Unlock()
 	resp.Body = w
-	return resp, nil
+	return resp, nil, nil
 }
 
 // answerFor takes the first answer whose match accepts req, if any.

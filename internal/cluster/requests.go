@@ -32,13 +32,13 @@ type clientTransport struct {
 
 func (t clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.reqLog.add(r)
-	var traced *apiserver.Request
+	var traced *tracedRequest
 	if trace.On() {
 		traced = traceRequest(r)
 	}
-	resp, err := t.faults.roundTrip(t.next, r)
+	resp, synthetic, err := t.faults.roundTrip(t.next, r)
 	if traced != nil {
-		traceResult(r.Context(), *traced, resp, err)
+		traceResult(r.Context(), *traced, resp, err, synthetic)
 	}
 	if err == nil && resp.StatusCode == http.StatusForbidden && !t.allow403 {
 		t.reqLog.forbidden(r, resp)

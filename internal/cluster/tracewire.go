@@ -15,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -27,44 +30,75 @@ import (
 // watch event or bookmark as it arrives) and the API server (each
 // answer: its status, and the object or list it carried).
 
+// tracedRequest is a request the trace follows: what the request log
+// knows of it, and the client-go function that sent it ("" for a
+// request sent by hand, e.g. with rest.HTTPClientFor, as 01 does to
+// show the wire).
+type tracedRequest struct {
+	apiserver.Request
+	sender string
+}
+
 // traceRequest records a request as it leaves the client; nil for one
 // that is not an API request (discovery, /version), as the request log
-// leaves those out too.
-func traceRequest(r *http.Request) *apiserver.Request {
+// leaves those out too. It runs on the sender's goroutine (a transport's
+// RoundTrip does), so the call stack names the client-go function that
+// sent it.
+func traceRequest(r *http.Request) *tracedRequest {
 	req := apiserver.NewRequest(r)
 	if req.Verb == "" {
 		return nil
 	}
+	sender, _ := trace.Caller(func(name string) bool {
+		switch name {
+		case "rest.(*Request).Do", "rest.(*Request).Watch", "rest.(*Request).Stream", "rest.(*Request).DoRaw":
+			return true
+		}
+		return false
+	})
 	text := strings.TrimPrefix(req.String(), req.Method+" ")
-	fn := "rest.(*Request).Do"
-	if req.Verb == "watch" {
-		fn = "rest.(*Request).Watch"
-	}
-	trace.Record(trace.Event{Lane: trace.Wire, Verb: req.Method, Text: req.Verb + " " + text, Func: fn}, nil)
-	return &req
+	trace.Record(trace.Event{Lane: trace.Wire, Verb: req.Method, Text: req.Verb + " " + text, Func: sender}, nil)
+	return &tracedRequest{Request: req, sender: sender}
 }
 
 // traceResult records the answer to req when client-go has read it,
 // and, for a watch, each event as it arrives; or that no answer came.
+// An answer the client's own transport made (ClientFaults: synthetic)
+// is recorded on the wire as that, never as the API server's.
 //
 // A request whose context ended before its answer (a chapter stopping
 // an informer, a leader elector stopping mid-renewal) is the client
 // giving up, not the wire failing; and whether it was still in flight
 // when its caller stopped is a race: it is not recorded.
-func traceResult(ctx context.Context, req apiserver.Request, resp *http.Response, err error) {
+func traceResult(ctx context.Context, req tracedRequest, resp *http.Response, err error, synthetic *answer) {
 	if err != nil {
 		if ctx.Err() == nil { // not a request its caller gave up on
 			trace.Record(trace.Event{Lane: trace.Wire, Verb: "ERR", Text: req.Verb + " " + req.Resource + ": no answer: " + err.Error()}, nil)
 		}
 		return
 	}
+	if synthetic != nil {
+		st := synthetic.err.Status()
+		text := fmt.Sprintf("%s %s answered by the client's own transport, not the server: %d %s", req.Verb, req.Resource, st.Code, statusText(string(st.Reason), st.Message))
+		if synthetic.inStream {
+			text = fmt.Sprintf("%s %s answered by the client's own transport, not the server: 200, then one ERROR event: %s", req.Verb, req.Resource, statusText(string(st.Reason), st.Message))
+		}
+		trace.Record(trace.Event{Lane: trace.Wire, Verb: "FAULT", Text: text}, nil)
+		return
+	}
 	watching := req.Verb == "watch" || req.Query.Get("watch") == "true"
 	if watching && resp.StatusCode == http.StatusOK {
 		trace.Record(trace.Event{Lane: trace.APIServer, Verb: "200", Text: "watch " + req.Resource + ": stream open"}, nil)
-		resp.Body = &tracedStream{ReadCloser: resp.Body, json: isJSON(resp), protobuf: isProtobuf(resp)}
+		// Only a stream that rest's Watch opened is read by a
+		// StreamWatcher; one read by hand is read by its sender.
+		receiver := ""
+		if req.sender == "rest.(*Request).Watch" {
+			receiver = "watch.(*StreamWatcher).receive"
+		}
+		resp.Body = &tracedStream{ReadCloser: resp.Body, json: isJSON(resp), protobuf: isProtobuf(resp), receiver: receiver}
 		return
 	}
-	resp.Body = &tracedAnswer{ReadCloser: resp.Body, req: req, status: resp.StatusCode, json: isJSON(resp)}
+	resp.Body = &tracedAnswer{ReadCloser: resp.Body, req: req.Request, status: resp.StatusCode, json: isJSON(resp)}
 }
 
 func isProtobuf(resp *http.Response) bool {
@@ -164,6 +198,7 @@ type tracedStream struct {
 	io.ReadCloser
 	json     bool
 	protobuf bool
+	receiver string // the client-go function that reads the stream, or ""
 	partial  []byte
 	once     sync.Once
 }
@@ -178,7 +213,7 @@ func (s *tracedStream) Read(p []byte) (int, error) {
 			if i < 0 {
 				break
 			}
-			recordFrame(s.partial[:i])
+			recordFrame(s.partial[:i], s.receiver)
 			s.partial = s.partial[i+1:]
 		}
 	case s.protobuf:
@@ -191,7 +226,9 @@ func (s *tracedStream) Read(p []byte) (int, error) {
 				break
 			}
 			if line := protobufFrame(s.partial[4 : 4+size]); line != nil {
-				recordFrame(line)
+				recordFrame(line, s.receiver)
+			} else {
+				trace.Record(trace.Event{Lane: trace.Wire, Verb: "EVENT", Text: fmt.Sprintf("%d bytes of protobuf, not decoded", size), Func: s.receiver}, nil)
 			}
 			s.partial = s.partial[4+size:]
 		}
@@ -217,11 +254,22 @@ type frame struct {
 	Object json.RawMessage `json:"object"`
 }
 
+// traceCodecs decode what the wire carries in protobuf: client-go's
+// scheme, and the meta types a metadata-only client asks for
+// (PartialObjectMetadata, its list; client-go's scheme has not them).
+var traceCodecs = func() serializer.CodecFactory {
+	s := runtime.NewScheme()
+	utilruntime.Must(scheme.AddToScheme(s))
+	utilruntime.Must(metav1.AddMetaToScheme(s))
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return serializer.NewCodecFactory(s)
+}()
+
 // protobufEvents decodes a protobuf watch stream's events, as client-go's
 // watch decoder does (rest/watch.Decoder): the frame is a WatchEvent,
-// its object an object of client-go's scheme.
+// its object an object of traceCodecs' scheme.
 var protobufEvents = func() runtime.Serializer {
-	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	info, _ := runtime.SerializerInfoForMediaType(traceCodecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 	return info.StreamSerializer.Serializer
 }()
 
@@ -231,7 +279,7 @@ func protobufFrame(b []byte) []byte {
 	if _, _, err := protobufEvents.Decode(b, nil, &ev); err != nil {
 		return nil
 	}
-	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), ev.Object.Raw)
+	obj, err := runtime.Decode(traceCodecs.UniversalDeserializer(), ev.Object.Raw)
 	if err != nil {
 		return nil
 	}
@@ -243,14 +291,14 @@ func protobufFrame(b []byte) []byte {
 	return line
 }
 
-func recordFrame(line []byte) {
+func recordFrame(line []byte, receiver string) {
 	var f frame
 	if json.Unmarshal(line, &f) != nil {
 		return
 	}
 	var o tracedBody
 	_ = json.Unmarshal(f.Object, &o)
-	e := trace.Event{Lane: trace.Wire, Verb: f.Type, Key: key(o), RV: o.Metadata.ResourceVersion, Func: "watch.(*StreamWatcher).receive"}
+	e := trace.Event{Lane: trace.Wire, Verb: f.Type, Key: key(o), RV: o.Metadata.ResourceVersion, Func: receiver}
 	var obj any = f.Object
 	switch f.Type {
 	case "BOOKMARK":
@@ -279,7 +327,7 @@ func key(a tracedBody) string {
 // typed clients ask for: decoded with client-go's scheme, as they
 // decode it. It sets e's key and rv, and *obj, for an object.
 func describeProtobuf(body []byte, e *trace.Event, obj *any) string {
-	o, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	o, _, err := traceCodecs.UniversalDeserializer().Decode(body, nil, nil)
 	if err != nil {
 		return fmt.Sprintf("%d bytes of protobuf", len(body))
 	}

@@ -68,6 +68,8 @@ var sources = map[string]source{
 	"rest.(*Request).Watch":   {"client-go", "rest/request.go", 760},
 	"rest.(*Request).request": {"client-go", "rest/request.go", 1032},
 	"rest.(*Request).Do":      {"client-go", "rest/request.go", 1131},
+	"rest.(*Request).DoRaw":   {"client-go", "rest/request.go", 1151},
+	"rest.(*Request).Stream":  {"client-go", "rest/request.go", 894},
 	// apimachinery
 	"watch.(*StreamWatcher).receive": {"apimachinery", "pkg/watch/streamwatcher.go", 109},
 	// tools/cache, for the chapters' taps
