@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -37,48 +38,72 @@ type Session struct {
 	rec       *Recorder
 	uninstall func()
 	file      *os.File
+	path      string // where the file goes once written whole
 	srv       *http.Server
 	ln        net.Listener
 	served    sync.WaitGroup // the server's Serve
-	streams   sync.WaitGroup // live streams being sent
 	connected chan struct{}  // closed when a page first connects
 	connOnce  sync.Once
 	stderr    io.Writer
 	chapter   string
-	closing   chan struct{}
+
+	mu      sync.Mutex     // guards closed and streams' Add against Wait
+	closed  bool           // Finish has begun: no new stream
+	streams sync.WaitGroup // live streams being sent
+	closing chan struct{}  // closed when the server stops
 }
 
 // Start begins recording. Every check that can refuse a flag is made
-// here, before the chapter runs, so a refused flag costs no work: the
-// trace file is created (and emptied) now, the port bound now. The error
-// is one line.
+// here, before the chapter runs, so a refused flag costs no work and
+// touches nothing: the port is bound now, and the trace is written to a
+// new file beside FILE (which must be a place one can write), renamed
+// to FILE once it is whole, so a run that fails or is killed leaves
+// FILE as it was. The error is one line.
 func Start(o Options, stderr io.Writer) (*Session, error) {
 	s := &Session{rec: New(o.Chapter), stderr: stderr, chapter: o.Chapter, connected: make(chan struct{}), closing: make(chan struct{})}
-	if o.File != "" {
-		f, err := os.Create(o.File)
-		if err != nil {
-			return nil, fmt.Errorf("--trace: cannot write the trace: %w", err)
-		}
-		s.file = f
-	}
 	if o.ViewPort >= 0 {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ViewPort)))
 		if err != nil {
-			s.closeFile()
 			return nil, fmt.Errorf("--view: cannot serve the page: %w", err)
 		}
 		s.ln = ln
-		s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
-		s.served.Go(func() { _ = s.srv.Serve(ln) })
+		s.rec.live = true
+	}
+	if o.File != "" {
+		if fi, err := os.Stat(o.File); err == nil && fi.IsDir() {
+			s.closeListener()
+			return nil, fmt.Errorf("--trace: cannot write the trace: %s is a directory", o.File)
+		}
+		f, err := os.CreateTemp(filepath.Dir(o.File), "."+filepath.Base(o.File)+".*")
+		if err != nil {
+			s.closeListener()
+			return nil, fmt.Errorf("--trace: cannot write the trace: %w", pathErr(o.File, err))
+		}
+		_ = f.Chmod(0o644) // as os.Create would leave it, not CreateTemp's 0600
+		s.file, s.path = f, o.File
 	}
 	uninstall, err := Install(s.rec)
 	if err != nil {
-		s.stop()
-		s.closeFile()
+		s.closeListener()
+		s.removeFile()
 		return nil, err
 	}
 	s.uninstall = uninstall
+	if s.ln != nil {
+		s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+		s.served.Go(func() { _ = s.srv.Serve(s.ln) })
+	}
 	return s, nil
+}
+
+// pathErr words a failure to create a file beside path as one for path
+// itself: "open /no/such/dir/t.html: no such file or directory".
+func pathErr(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &os.PathError{Op: "open", Path: path, Err: pe.Err}
+	}
+	return err
 }
 
 // URL is the live page's address, or "" without --view.
@@ -117,17 +142,21 @@ func (s *Session) Recorder() *Recorder { return s.rec }
 // drain is how long Finish lets open pages receive the end of the run.
 const drain = 2 * time.Second
 
-// Finish ends the recording: the trace file is written and closed, live
-// pages are sent the rest of the run and its end, then the server stops.
-// The error, if any, is one line.
+// Finish ends the recording: the trace is written and put in place,
+// live pages are sent the rest of the run and its end, then the server
+// stops. The error, if any, is one line.
 func (s *Session) Finish() error {
 	s.rec.End()
 	s.uninstall()
 	var err error
 	if s.file != nil {
 		werr := WriteHTML(s.file, s.rec.Trace())
-		cerr := s.file.Close()
-		if werr = errors.Join(werr, cerr); werr != nil {
+		werr = errors.Join(werr, s.file.Close())
+		if werr == nil {
+			werr = os.Rename(s.file.Name(), s.path)
+		}
+		if werr != nil {
+			_ = os.Remove(s.file.Name())
 			err = fmt.Errorf("--trace: cannot write the trace: %w", werr)
 		}
 	}
@@ -144,37 +173,36 @@ func (s *Session) Finish() error {
 }
 
 func (s *Session) stop() {
-	if s.srv == nil {
-		return
-	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	close(s.closing)
 	_ = s.srv.Close()
 	s.served.Wait()
 	s.streams.Wait()
 }
 
-func (s *Session) closeFile() {
+func (s *Session) closeListener() {
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+}
+
+func (s *Session) removeFile() {
 	if s.file != nil {
-		name := s.file.Name()
 		_ = s.file.Close()
-		_ = os.Remove(name) // created by Start, nothing in it
+		_ = os.Remove(s.file.Name())
 	}
 }
 
 // WriteHTML writes t as one self-contained page: the page, with the
-// trace in it as gzip, base64.
+// trace in it (page.Offline: gzip, base64).
 func WriteHTML(w io.Writer, t Trace) error {
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // a valid level
-	if err := json.NewEncoder(zw).Encode(t); err != nil {
+	raw, err := json.Marshal(t)
+	if err != nil {
 		return err
 	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	inject := `<script id="trace-data" type="application/gzip+base64">` +
-		base64.StdEncoding.EncodeToString(z.Bytes()) + `</script>`
-	_, err := w.Write(page.HTML(inject))
+	_, err = w.Write(page.HTML(page.Offline(raw)))
 	return err
 }
 
@@ -209,13 +237,19 @@ func (s *Session) handler() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		_, _ = w.Write(page.HTML(`<script>window.TRACE_LIVE = "/events";</script>`))
+		_, _ = w.Write(page.HTML(page.Live("/events")))
 	})
 	mux.HandleFunc("GET /events", s.events)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.Host)
 		if err != nil || (host != "127.0.0.1" && host != "localhost") {
 			http.Error(w, "this page is served to 127.0.0.1 only", http.StatusForbidden)
+			return
+		}
+		// Nor to another site's page, which could start the chapter
+		// by opening the stream (it could not read it).
+		if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+			http.Error(w, "this page is not served to other sites", http.StatusForbidden)
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -225,13 +259,14 @@ func (s *Session) handler() http.Handler {
 // events sends the live stream as Server-Sent Events: everything so
 // far, then each message as it is recorded, until the run's end.
 func (s *Session) events(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-s.closing:
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		http.Error(w, "the run has ended", http.StatusServiceUnavailable)
 		return
-	default:
 	}
 	s.streams.Add(1)
+	s.mu.Unlock()
 	defer s.streams.Done()
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")

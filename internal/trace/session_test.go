@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -145,8 +146,8 @@ func TestBadFlags(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "--view: cannot serve the page: ") {
 		t.Errorf("busy port: %v", err)
 	}
-	if _, err := os.Stat(file); !os.IsNotExist(err) {
-		t.Errorf("a refused --view left the trace file behind: %v", err)
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 0 {
+		t.Errorf("a refused --view left a file behind: %v", entries)
 	}
 	if On() {
 		t.Error("a refused Start left a recorder installed")
@@ -174,22 +175,35 @@ func TestLive(t *testing.T) {
 	if !strings.Contains(page, `window.TRACE_LIVE = "/events"`) {
 		t.Errorf("the live page does not say where its stream is:\n%.300s", page)
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-	req.Host = "evil.example:80"
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Errorf("a request for another Host: %v %v, want 403", resp.Status, err)
-	} else {
+	for _, c := range []struct {
+		what         string
+		method, host string
+		header       http.Header
+		want         int
+	}{
+		{"a request for another Host", "GET", "evil.example:80", nil, http.StatusForbidden},
+		{"a request from another site's page", "GET", "", http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+		{"a POST", "POST", "", nil, http.StatusMethodNotAllowed},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, c.method, url+"events", nil)
+		if c.host != "" {
+			req.Host = c.host
+		}
+		maps.Copy(req.Header, c.header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s: %v", c.what, err)
+			continue
+		}
 		resp.Body.Close()
-	}
-	if resp, err := http.Post(url+"events", "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST: %v %v, want 405", resp.Status, err)
-	} else {
-		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %s, want %d", c.what, resp.Status, c.want)
+		}
 	}
 
 	// Before the page: something recorded already.
 	io.WriteString(s.Writer(io.Discard), "Setup. before the page\n")
-	req, _ = http.NewRequestWithContext(ctx, "GET", url+"events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"events", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -357,5 +371,36 @@ func TestTenThousandEvents(t *testing.T) {
 	t.Logf("10 000 events, %d objects: %d bytes", len(r.t.Objects), b.Len())
 	if b.Len() > 2<<20 {
 		t.Errorf("a trace of 10 000 events is %d bytes, over 2 MB", b.Len())
+	}
+}
+
+// TestTraceFileKeptUntilWhole: FILE is replaced only by a whole trace;
+// until Finish, and if the run never finishes, it is as it was.
+func TestTraceFileKeptUntilWhole(t *testing.T) {
+	leakcheck.Verify(t)
+	path := filepath.Join(t.TempDir(), "t.html")
+	if err := os.WriteFile(path, []byte("an earlier trace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Options{Chapter: "00-test", ViewPort: -1, File: path}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(s)
+	if b, _ := os.ReadFile(path); string(b) != "an earlier trace" {
+		t.Errorf("during the run FILE holds %.40q", b)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := readTrace(t, page); len(tr.Events) != 4 {
+		t.Errorf("the trace has %d events, want 4", len(tr.Events))
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("files left beside the trace: %v", entries)
 	}
 }

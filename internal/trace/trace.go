@@ -130,6 +130,7 @@ type Recorder struct {
 	msgs    []Message      // the live stream so far
 	changed chan struct{}  // closed and replaced at each new message
 	timed   []func(Event) bool
+	live    bool // keep the live stream's messages (--view)
 }
 
 // MarkTimed marks, from now on, every event that match accepts as Timed
@@ -281,6 +282,9 @@ func (r *Recorder) Trace() Trace {
 }
 
 func (r *Recorder) sendLocked(m Message) {
+	if !r.live {
+		return // only a live page reads them
+	}
 	r.msgs = append(r.msgs, m)
 	close(r.changed)
 	r.changed = make(chan struct{})
