@@ -393,7 +393,7 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 		req.subresource = parts[2]
 	}
 	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale) ||
-		podSubresource(req.res, req.subresource)
+		(req.subresource == "approval" && req.res.Approval != nil) || podSubresource(req.res, req.subresource)
 	if len(parts) == 3 && !subresourceServed && req.res.Hooks != nil && req.res.Hooks.SubresourceNotFound {
 		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
 	}
