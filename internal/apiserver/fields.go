@@ -44,6 +44,12 @@ func (s *store) fieldManager(res *Resource, subresource string) *managedfields.F
 	var err error
 	if res.Hooks != nil && res.Hooks.NewFieldManager != nil {
 		fm, err = res.Hooks.NewFieldManager(subresource)
+	} else if res == tokenRequestResource {
+		converter, cerr := tokenTypeConverter()
+		if cerr != nil {
+			panic("apiserver: the embedded OpenAPI documents: " + cerr.Error())
+		}
+		fm, err = managedfields.NewDefaultFieldManager(converter, Scheme, Scheme, Scheme, gvk, gvk.GroupVersion(), subresource, nil)
 	} else if res == scaleResource {
 		// The Scale kind is not among client-go's apply
 		// configurations: its schema comes from the OpenAPI
