@@ -868,18 +868,11 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
 				Verbs: verbs, StorageVersionHash: storageVersionHash(res.storageGVK()),
 			})
-			if res.StatusSubresource {
-				list.APIResources = append(list.APIResources, metav1.APIResource{
-					Name: res.GVR.Resource + "/status", Namespaced: res.Namespaced, Kind: res.Kind,
-					Verbs: metav1.Verbs{"get", "patch", "update"},
-				})
-			}
-			if res.Scale {
+			for _, sub := range res.subresources() {
 				// kubectl scale finds the Scale kind here.
 				list.APIResources = append(list.APIResources, metav1.APIResource{
-					Name: res.GVR.Resource + "/scale", Namespaced: res.Namespaced,
-					Group: scaleResource.GVR.Group, Version: scaleResource.GVR.Version, Kind: scaleResource.Kind,
-					Verbs: metav1.Verbs{"get", "patch", "update"},
+					Name: res.GVR.Resource + "/" + sub.name, Namespaced: res.Namespaced,
+					Group: sub.kind.Group, Version: sub.kind.Version, Kind: sub.kind.Kind, Verbs: sub.verbs,
 				})
 			}
 		}
