@@ -33,6 +33,11 @@
 //     coordination.k8s.io (leases), discovery.k8s.io (endpointslices),
 //     events.k8s.io, networking.k8s.io, policy (poddisruptionbudgets),
 //     rbac.authorization.k8s.io (stored as objects, never enforced),
+//     certificates.k8s.io (CertificateSigningRequests, with their approval
+//     and status subresources; no signer: a request's certificate is set
+//     only by a status write, as a signer would set it),
+//     admissionregistration.k8s.io (webhook configurations and validating
+//     admission policies, stored, never called: see Admission),
 //     scheduling.k8s.io and storage.k8s.io (storageclasses), with their
 //     defaults, a Service's cluster IP and node ports, a Job's selector,
 //     the field selectors each kind supports, and the status and scale
@@ -43,12 +48,18 @@
 //     scale subresources, printer columns, CEL x-kubernetes-validations,
 //     selectableFields and several served versions (conversion strategy
 //     None); not conversion webhooks (such a CRD is refused with 422). Of
-//     the other subresources, pods/binding and pods/eviction (no pods/log,
-//     exec, serviceaccounts/token). events.k8s.io and core Events are stored
-//     apart, where kube-apiserver stores them as one.
-//   - Admission: no webhooks, no quota or limit ranges, no
-//     authentication or authorization (anyone on 127.0.0.1 may do
-//     anything), and only a few validations.
+//     the other subresources, pods/binding, pods/eviction and
+//     serviceaccounts/token (a JWT as kube-apiserver signs it, verifiable
+//     with the key at /openid/v1/jwks; no pods/log or exec).
+//     events.k8s.io and core Events are stored apart, where
+//     kube-apiserver stores them as one.
+//   - Admission: no webhooks are called (MutatingWebhookConfigurations and
+//     ValidatingWebhookConfigurations are stored, nothing acts on them: a
+//     test that relies on a webhook refusing or defaulting a write fails
+//     here), no admission policies evaluated, no quota or limit ranges,
+//     no authentication or authorization (anyone on 127.0.0.1 may do
+//     anything; a ServiceAccount token it issues is accepted as any other
+//     request is, so it proves nothing), and only a few validations.
 //   - Garbage collection: ownerReferences are stored, never acted on.
 //   - Controllers, a scheduler or kubelets: a Deployment makes no
 //     ReplicaSet, a Job no pod, a pod stays Pending, a Service gets no

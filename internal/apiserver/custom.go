@@ -210,6 +210,9 @@ func (s *store) prepare(res *Resource, typ watch.EventType, obj runtime.Object) 
 func specOf(res *Resource, obj runtime.Object) any {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
+		if res.SpecField != "" {
+			return fieldOf(obj, res.SpecField)
+		}
 		return fieldOf(obj, "Spec")
 	}
 	out := maps.Clone(u.Object)

@@ -13,6 +13,7 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Aggregated discovery: /api and /apis answered as one
@@ -118,9 +119,11 @@ func (s *Server) aggregatedDiscovery(legacy bool) *apidiscoveryv2.APIGroupDiscov
 // ConvertGroupVersionIntoToDiscovery turns the legacy APIResourceList
 // into them (the legacy list sorted by path, as the installer registers
 // it): a built-in kind's responseKind names its kind only, a
-// subresource's too but for scale's autoscaling/v1 Scale. A custom
-// resource's entry is the DiscoveryController's: responseKind with group
-// and version, status before scale (transcript 83).
+// subresource's too but where it takes another group's kind (scale's
+// autoscaling/v1 Scale, pods/eviction's policy/v1 Eviction,
+// serviceaccounts/token's authentication.k8s.io/v1 TokenRequest). A
+// custom resource's entry is the DiscoveryController's: responseKind
+// with group and version, status before scale (transcript 83).
 func (s *Server) resourcesDiscovery(group, version string) []apidiscoveryv2.APIResourceDiscovery {
 	var out []apidiscoveryv2.APIResourceDiscovery
 	for _, res := range s.store.reg.all() {
@@ -140,20 +143,12 @@ func (s *Server) resourcesDiscovery(group, version string) []apidiscoveryv2.APIR
 			Resource: res.GVR.Resource, ResponseKind: kind, Scope: scope,
 			SingularResource: strings.ToLower(res.Kind), Verbs: res.verbs(), ShortNames: res.ShortNames,
 		}
-		status := apidiscoveryv2.APISubresourceDiscovery{Subresource: "status", ResponseKind: kind, Verbs: metav1.Verbs{"get", "patch", "update"}}
-		scale := apidiscoveryv2.APISubresourceDiscovery{
-			Subresource:  "scale",
-			ResponseKind: &metav1.GroupVersionKind{Group: scaleResource.GVR.Group, Version: scaleResource.GVR.Version, Kind: scaleResource.Kind},
-			Verbs:        metav1.Verbs{"get", "patch", "update"},
-		}
-		if res.Scale && !custom { // "scale" sorts before "status"
-			d.Subresources = append(d.Subresources, scale)
-		}
-		if res.StatusSubresource {
-			d.Subresources = append(d.Subresources, status)
-		}
-		if res.Scale && custom {
-			d.Subresources = append(d.Subresources, scale)
+		for _, sub := range res.subresources() {
+			k := &metav1.GroupVersionKind{Group: sub.kind.Group, Version: sub.kind.Version, Kind: sub.kind.Kind}
+			if sub.kind.Group == "" && sub.kind.Version == "" && custom {
+				k = kind
+			}
+			d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: sub.name, ResponseKind: k, Verbs: sub.verbs})
 		}
 		out = append(out, d)
 	}
@@ -170,4 +165,45 @@ func (r *Resource) verbs() metav1.Verbs {
 		return metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	}
 	return metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+}
+
+// subresource is one subresource of a resource as discovery lists it:
+// its name, the kind it takes and answers (group and version empty when
+// they are the resource's own), and its verbs.
+type subresource struct {
+	name  string
+	kind  schema.GroupVersionKind
+	verbs metav1.Verbs
+}
+
+// subresources are the subresources res serves, in discovery's order:
+// by name (kube-apiserver's installer registers them sorted by path),
+// but for a custom resource, whose status comes before its scale (the
+// DiscoveryController's order, transcript 83).
+func (r *Resource) subresources() []subresource {
+	rw := metav1.Verbs{"get", "patch", "update"}
+	own := schema.GroupVersionKind{Kind: r.Kind}
+	scale := subresource{"scale", scaleResource.GroupVersionKind(), rw}
+	var out []subresource
+	if r.Approval != nil {
+		out = append(out, subresource{"approval", own, rw})
+	}
+	if r.GVR == podsGVR {
+		out = append(out, subresource{"binding", schema.GroupVersionKind{Kind: "Binding"}, metav1.Verbs{"create"}},
+			subresource{"eviction", evictionResource.GroupVersionKind(), metav1.Verbs{"create"}})
+	}
+	_, custom := r.New().(*unstructured.Unstructured)
+	if r.Scale && !custom {
+		out = append(out, scale)
+	}
+	if r.StatusSubresource {
+		out = append(out, subresource{"status", own, rw})
+	}
+	if r.Scale && custom {
+		out = append(out, scale)
+	}
+	if r.GVR == serviceAccountsGVR {
+		out = append(out, subresource{"token", tokenRequestResource.GroupVersionKind(), metav1.Verbs{"create"}})
+	}
+	return out
 }

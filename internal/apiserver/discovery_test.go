@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	"k8s.io/client-go/discovery"
 )
 
@@ -146,5 +148,73 @@ func TestAggregatedDiscoveryHTTP(t *testing.T) {
 	_, body = get("/api", v2, "")
 	if !strings.Contains(body, `"items":[{"metadata":{},"versions":[{"version":"v1","resources":[`) {
 		t.Errorf("/api: %.200s", body)
+	}
+}
+
+// TestDiscoverySubresources: every subresource served is listed, in
+// both discovery documents, as kube-apiserver v1.37.2 lists it (recorded
+// from a real one: its entries for these resources, less the
+// subresources the workshop cluster does not serve, such as pods/log).
+func TestDiscoverySubresources(t *testing.T) {
+	s := startServer(t)
+	c := newClient(t, s)
+	want := map[string]string{
+		"pods":                       "binding:/Binding:create eviction:policy/v1/Eviction:create status:/Pod:get,patch,update",
+		"serviceaccounts":            "token:authentication.k8s.io/v1/TokenRequest:create",
+		"certificatesigningrequests": "approval:/CertificateSigningRequest:get,patch,update status:/CertificateSigningRequest:get,patch,update",
+		"deployments":                "scale:autoscaling/v1/Scale:get,patch,update status:/Deployment:get,patch,update",
+	}
+	got := map[string]string{}
+	for _, path := range []string{"/api", "/apis"} {
+		req := c.newRequest(t.Context(), http.MethodGet, path, nil)
+		req.Header.Set("Accept", aggregatedMediaType)
+		resp, err := c.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list apidiscoveryv2.APIGroupDiscoveryList
+		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, g := range list.Items {
+			for _, v := range g.Versions {
+				for _, r := range v.Resources {
+					if _, ok := want[r.Resource]; !ok {
+						continue
+					}
+					var subs []string
+					for _, sub := range r.Subresources {
+						k := sub.ResponseKind
+						gv := k.Group + "/" + k.Version
+						if k.Group == "" && k.Version == "" {
+							gv = ""
+						}
+						subs = append(subs, sub.Subresource+":"+gv+"/"+k.Kind+":"+strings.Join(sub.Verbs, ","))
+					}
+					got[r.Resource] = strings.Join(subs, " ")
+				}
+			}
+		}
+	}
+	for r, w := range want {
+		if got[r] != w {
+			t.Errorf("aggregated %s:\n got %s\nwant %s", r, got[r], w)
+		}
+	}
+	// The legacy list: pods/eviction names its group and version.
+	list := c.mustDo(http.StatusOK, http.MethodGet, "/api/v1", nil)
+	var eviction, token map[string]any
+	for _, r := range list["resources"].([]any) {
+		switch r := r.(map[string]any); r["name"] {
+		case "pods/eviction":
+			eviction = r
+		case "serviceaccounts/token":
+			token = r
+		}
+	}
+	if eviction["group"] != "policy" || eviction["version"] != "v1" || eviction["kind"] != "Eviction" ||
+		token["group"] != "authentication.k8s.io" || token["kind"] != "TokenRequest" {
+		t.Errorf("legacy /api/v1: %v %v", eviction, token)
 	}
 }

@@ -4,7 +4,9 @@
 // kube-apiserver. It serves the built-in kinds a controller commonly
 // touches (core, apps, batch, coordination.k8s.io, events.k8s.io,
 // networking.k8s.io, policy, rbac and a few more: zz_generated.kinds.go
-// lists them), and answers as kube-apiserver v1.36 does: every behaviour
+// lists them; admissionregistration.k8s.io's webhook configurations and
+// policies are stored and never called: no webhook is called and no
+// policy evaluated), and answers as kube-apiserver v1.36 does: every behaviour
 // copied from it has a test that names the recorded transcript it matches
 // (testdata/transcripts, copied from a real server's answers).
 //
@@ -42,6 +44,9 @@
 //     protobuf client-go's typed clients ask for), metadata.go (as=PartialObjectMetadata), table.go
 //     (as=Table, for kubectl get), apply.go and fields.go (server-side
 //     apply and managedFields), scale.go (the scale subresource),
+//     podsubresources.go, token.go and certificates.go (pods/binding and
+//     pods/eviction, serviceaccounts/token and the OpenID documents, a
+//     CertificateSigningRequest's approval and status),
 //     openapi.go (what kubectl and apply read), and discovery (legacy
 //     in server.go, aggregated in discovery.go).
 //   - Faults and the request log, faults.go: what the chapters call to

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // metadata.managedFields is filled by apimachinery's own FieldManager with
@@ -43,6 +44,12 @@ func (s *store) fieldManager(res *Resource, subresource string) *managedfields.F
 	var err error
 	if res.Hooks != nil && res.Hooks.NewFieldManager != nil {
 		fm, err = res.Hooks.NewFieldManager(subresource)
+	} else if res == tokenRequestResource {
+		converter, cerr := tokenTypeConverter()
+		if cerr != nil {
+			panic("apiserver: the embedded OpenAPI documents: " + cerr.Error())
+		}
+		fm, err = managedfields.NewDefaultFieldManager(converter, Scheme, Scheme, Scheme, gvk, gvk.GroupVersion(), subresource, nil)
 	} else if res == scaleResource {
 		// The Scale kind is not among client-go's apply
 		// configurations: its schema comes from the OpenAPI
@@ -54,7 +61,13 @@ func (s *store) fieldManager(res *Resource, subresource string) *managedfields.F
 		fm, err = managedfields.NewDefaultFieldManager(converter, Scheme, Scheme, Scheme, gvk, gvk.GroupVersion(), subresource, nil)
 	} else {
 		// The defaulter runs only in Apply (apply.go).
-		fm, err = managedfields.NewDefaultFieldManager(typeConverter(), Scheme, resourceDefaulter{res}, Scheme, gvk, gvk.GroupVersion(), subresource, nil)
+		var reset map[fieldpath.APIVersion]fieldpath.Filter
+		if res.ResetFields != nil {
+			reset = map[fieldpath.APIVersion]fieldpath.Filter{
+				fieldpath.APIVersion(gvk.GroupVersion().String()): fieldpath.NewExcludeSetFilter(fieldpath.NewSet(res.ResetFields(subresource)...)),
+			}
+		}
+		fm, err = managedfields.NewDefaultFieldManager(typeConverter(), Scheme, resourceDefaulter{res}, Scheme, gvk, gvk.GroupVersion(), subresource, reset)
 	}
 	if err != nil {
 		panic("apiserver: field manager for " + res.String() + ": " + err.Error()) // the resource table is wrong

@@ -64,14 +64,14 @@ func TestOpenAPI(t *testing.T) {
 	}
 
 	// Plain HTTP: gzip when asked, and a 404 for other documents.
-	resp, err := http.Get(s.URL() + "/openapi/v3/apis/certificates.k8s.io/v1")
+	resp, err := http.Get(s.URL() + "/openapi/v3/apis/flowcontrol.apiserver.k8s.io/v1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("certificates.k8s.io/v1: HTTP %d %s", resp.StatusCode, b)
+		t.Errorf("flowcontrol.apiserver.k8s.io/v1: HTTP %d %s", resp.StatusCode, b)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/version"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // The resource table. It is laid out as kube-apiserver's registry is
@@ -125,17 +126,43 @@ type strategy struct {
 	// decoding does to every write (a Secret's stringData folded into
 	// data, its type defaulted).
 	PrepareForUpdate func(next, old runtime.Object)
-	// ValidateUpdate is the kind's ValidateXUpdate
-	// (pkg/apis/core/validation): the fields an update may not change.
+	// Validate is the kind's create validation (its strategy's
+	// Validate, pkg/apis/<group>/validation), where a test relies on
+	// it; it runs after the create strategy has prepared the object.
 	// Its errors are answered 422, as kube-apiserver words them.
-	ValidateUpdate func(next, old runtime.Object) field.ErrorList
+	Validate func(obj runtime.Object) field.ErrorList
+	// ValidateUpdate is the kind's ValidateXUpdate
+	// (pkg/apis/<group>/validation) for a write to the object
+	// (subresource "") or to one of its subresources ("status",
+	// "approval"): the fields an update may not change. Its errors are
+	// answered 422, as kube-apiserver words them.
+	ValidateUpdate func(next, old runtime.Object, subresource string) field.ErrorList
 	// PrepareStatusUpdate is what the kind's status strategy
 	// (PrepareForUpdate of its statusStrategy) keeps of the old object
 	// beyond its spec, which every built-in status strategy keeps: a
-	// Deployment its labels, a Pod its ownerReferences. The rest of
-	// the metadata a status write sends is written, as kube-apiserver
-	// writes it (annotations, labels, finalizers).
-	PrepareStatusUpdate func(next, old runtime.Object)
+	// Deployment its labels, a Pod its ownerReferences, a
+	// CertificateSigningRequest its Approved and Denied conditions. The
+	// rest of the metadata a status write sends is written, as
+	// kube-apiserver writes it (annotations, labels, finalizers). now
+	// is the write's time.
+	PrepareStatusUpdate func(next, old runtime.Object, now metav1.Time)
+	// Approval: the kind has the approval subresource (a
+	// CertificateSigningRequest's, kubernetes
+	// pkg/registry/certificates/certificates/storage), served as status
+	// is (GET, PUT, PATCH), and this is its strategy's PrepareForUpdate:
+	// what of the request it writes (the conditions, and the metadata).
+	Approval func(next, old runtime.Object, now metav1.Time)
+	// ResetFields are the fields a write through subresource ("" for
+	// the object) may not set, by path, as the kind's strategy's
+	// GetResetFields names them: the field manager records no owner for
+	// them (k8s.io/apiserver pkg/endpoints/installer.go passes them to
+	// managedfields.NewDefaultFieldManager). Only where a kind's
+	// managedFields differ without them (a CertificateSigningRequest's,
+	// which kube-apiserver records none of).
+	ResetFields func(subresource string) []fieldpath.Path
+	// SpecField is the field whose changes bump the generation, when it
+	// is not Spec (a webhook configuration's Webhooks).
+	SpecField string
 
 	// Hooks: a kind defined at run time (custom.go).
 	Hooks *Hooks

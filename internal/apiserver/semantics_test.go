@@ -289,6 +289,9 @@ func TestEveryResource(t *testing.T) {
 				obj["spec"] = map[string]any{"schedule": "@daily", "jobTemplate": map[string]any{"spec": map[string]any{"template": template}}}
 			case "PodTemplate":
 				obj["template"] = template
+			case "CertificateSigningRequest":
+				request, _ := testCSR(t)
+				obj["spec"] = map[string]any{"signerName": "example.com/every", "request": request, "usages": []any{"client auth"}}
 			}
 			st := c.watch(base + "?watch=true&resourceVersion=" + c.s.ResourceVersion())
 			created := c.mustDo(http.StatusCreated, http.MethodPost, base, obj)

@@ -210,7 +210,7 @@ type request struct {
 //	/api/v1/{resource}[/{name}[/{subresource}]]
 //	/apis/{group}/{version}/... likewise
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if serveHealth(w, r) || s.serveDiscovery(w, r) || serveOpenAPI(w, r) {
+	if serveHealth(w, r) || s.serveDiscovery(w, r) || serveOpenAPI(w, r) || s.serveOpenIDMetadata(w, r) {
 		return
 	}
 	s.log.add(r)
@@ -253,6 +253,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if podSubresource(req.res, req.subresource) {
 		s.servePodSubresource(rw, r, req)
+		return
+	}
+	if isTokenSubresource(req.res, req.subresource) {
+		s.serveToken(rw, r, req)
 		return
 	}
 	switch req.verb {
@@ -393,7 +397,8 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 		req.subresource = parts[2]
 	}
 	subresourceServed := (req.subresource == "status" && req.res.StatusSubresource) || (req.subresource == "scale" && req.res.Scale) ||
-		podSubresource(req.res, req.subresource)
+		(req.subresource == "approval" && req.res.Approval != nil) || podSubresource(req.res, req.subresource) ||
+		isTokenSubresource(req.res, req.subresource)
 	if len(parts) == 3 && !subresourceServed && req.res.Hooks != nil && req.res.Hooks.SubresourceNotFound {
 		return req, apierrors.NewNotFound(req.res.GroupResource(), req.name)
 	}
@@ -430,7 +435,7 @@ func parsePath(reg *registry, r *http.Request) (request, error) {
 		}
 	}
 	if req.verb == "" || (req.name == "" && req.verb != "list" && req.verb != "watch" && req.verb != "create" && req.verb != "deletecollection") ||
-		(req.name != "" && req.verb == "create" && !podSubresource(req.res, req.subresource)) {
+		(req.name != "" && req.verb == "create" && !podSubresource(req.res, req.subresource) && !isTokenSubresource(req.res, req.subresource)) {
 		return req, apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method)
 	}
 	return req, nil
@@ -863,18 +868,11 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 				Name: res.GVR.Resource, SingularName: strings.ToLower(res.Kind), Namespaced: res.Namespaced, Kind: res.Kind, ShortNames: res.ShortNames,
 				Verbs: verbs, StorageVersionHash: storageVersionHash(res.storageGVK()),
 			})
-			if res.StatusSubresource {
-				list.APIResources = append(list.APIResources, metav1.APIResource{
-					Name: res.GVR.Resource + "/status", Namespaced: res.Namespaced, Kind: res.Kind,
-					Verbs: metav1.Verbs{"get", "patch", "update"},
-				})
-			}
-			if res.Scale {
+			for _, sub := range res.subresources() {
 				// kubectl scale finds the Scale kind here.
 				list.APIResources = append(list.APIResources, metav1.APIResource{
-					Name: res.GVR.Resource + "/scale", Namespaced: res.Namespaced,
-					Group: scaleResource.GVR.Group, Version: scaleResource.GVR.Version, Kind: scaleResource.Kind,
-					Verbs: metav1.Verbs{"get", "patch", "update"},
+					Name: res.GVR.Resource + "/" + sub.name, Namespaced: res.Namespaced,
+					Group: sub.kind.Group, Version: sub.kind.Version, Kind: sub.kind.Kind, Verbs: sub.verbs,
 				})
 			}
 		}

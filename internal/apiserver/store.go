@@ -351,6 +351,11 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if err := validateHook(res, obj, nil, ""); err != nil {
 		return nil, err
 	}
+	if res.Validate != nil {
+		if errs := res.Validate(obj); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
+		}
+	}
 	if res.Default != nil {
 		res.Default(obj, now)
 	}
@@ -537,8 +542,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 			// statusStrategy's PrepareForUpdate).
 			copyField(next, old, "Spec")
 			if res.PrepareStatusUpdate != nil {
-				res.PrepareStatusUpdate(next, old)
+				res.PrepareStatusUpdate(next, old, s.now())
 			}
+		case subresource == "approval":
+			res.Approval(next, old, s.now())
 		case res.StatusSubresource:
 			copyField(next, old, "Status")
 		}
@@ -570,8 +577,8 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err := validatePodUpdate(res, next, old); err != nil {
 		return nil, err
 	}
-	if res.ValidateUpdate != nil && subresource == "" {
-		if errs := res.ValidateUpdate(next, old); len(errs) > 0 {
+	if res.ValidateUpdate != nil {
+		if errs := res.ValidateUpdate(next, old, subresource); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), name, errs)
 		}
 	}

@@ -58,7 +58,7 @@ var strategies = map[schema.GroupResource]strategy{
 		Default:    defaultPod,
 		Admit:      admitPod,
 		// podStatusStrategy: a status write may not touch ownerReferences.
-		PrepareStatusUpdate: func(next, old runtime.Object) {
+		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
 			next.(*corev1.Pod).OwnerReferences = old.(*corev1.Pod).OwnerReferences
 		},
 	},
@@ -120,7 +120,7 @@ var strategies = map[schema.GroupResource]strategy{
 		ShortNames: []string{"deploy"}, Generation: true, GenerationOnAnnotations: true, Table: deploymentTable,
 		Default: defaultDeployment,
 		// deploymentStatusStrategy: a status write keeps the labels.
-		PrepareStatusUpdate: func(next, old runtime.Object) {
+		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
 			next.(*appsv1.Deployment).Labels = old.(*appsv1.Deployment).Labels
 		},
 	},
@@ -201,6 +201,24 @@ var strategies = map[schema.GroupResource]strategy{
 		ShortNames: []string{"sc"}, Table: storageClassTable,
 		Default: defaultStorageClass,
 	},
+	// certificates.k8s.io (certificates.go)
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
+
+	// admissionregistration.k8s.io (admissionregistration.go): stored,
+	// never called.
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}: {
+		Generation: true, SpecField: "Webhooks", Table: mutatingWebhookTable, Default: defaultWebhookConfiguration,
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {
+		Generation: true, SpecField: "Webhooks", Table: validatingWebhookTable, Default: defaultWebhookConfiguration,
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}: {
+		Generation: true, ResetStatusOnCreate: true, Table: validatingAdmissionPolicyTable, Default: defaultValidatingAdmissionPolicy,
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {
+		Generation: true, Table: validatingAdmissionPolicyBindingTable, Default: defaultValidatingAdmissionPolicyBinding,
+	},
+
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {ShortNames: []string{"pc"}, Table: priorityClassTable, Generation: true},
 
 	// coordination.k8s.io, rbac.authorization.k8s.io: stored as sent. RBAC
@@ -424,7 +442,7 @@ func defaultSecret(obj runtime.Object, _ metav1.Time) {
 // validateSecretUpdate is ValidateSecretUpdate's own rules
 // (pkg/apis/core/validation/validation.go): the type never changes, and
 // an immutable Secret keeps its data and stays immutable.
-func validateSecretUpdate(next, old runtime.Object) field.ErrorList {
+func validateSecretUpdate(next, old runtime.Object, _ string) field.ErrorList {
 	n, o := next.(*corev1.Secret), old.(*corev1.Secret)
 	errs := apimachineryvalidation.ValidateImmutableField(n.Type, o.Type, field.NewPath("type"))
 	if ptr.Deref(o.Immutable, false) {
@@ -435,7 +453,7 @@ func validateSecretUpdate(next, old runtime.Object) field.ErrorList {
 
 // validateConfigMapUpdate is ValidateConfigMapUpdate's own rule: an
 // immutable ConfigMap keeps its data and binaryData and stays immutable.
-func validateConfigMapUpdate(next, old runtime.Object) field.ErrorList {
+func validateConfigMapUpdate(next, old runtime.Object, _ string) field.ErrorList {
 	n, o := next.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
 	if !ptr.Deref(o.Immutable, false) {
 		return nil

@@ -7,10 +7,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -25,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // The Tables of the other built-in kinds, each copied from
@@ -1051,4 +1056,122 @@ func eventsV1AsCore(e *eventsv1.Event) *corev1.Event {
 		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
 	}
 	return out
+}
+
+// csrTable: certificateSigningRequestColumnDefinitions (their
+// descriptions from v1beta1's documentation, as upstream takes them) and
+// printCertificateSigningRequest with extractCSRStatus. Requestor is
+// spec.username, empty here (no one is authenticated).
+var csrTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		ageColumn,
+		{Name: "SignerName", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()["signerName"]},
+		{Name: "Requestor", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()["request"]},
+		{Name: "RequestedDuration", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()["expirationSeconds"]},
+		{Name: "Condition", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]},
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		csr := obj.(*certificatesv1.CertificateSigningRequest)
+		signer := "<none>"
+		if csr.Spec.SignerName != "" {
+			signer = csr.Spec.SignerName
+		}
+		requested := "<none>"
+		if s := csr.Spec.ExpirationSeconds; s != nil {
+			requested = duration.HumanDuration(time.Duration(*s) * time.Second)
+		}
+		var approved, denied, failed bool
+		for _, c := range csr.Status.Conditions {
+			switch c.Type {
+			case certificatesv1.CertificateApproved:
+				approved = true
+			case certificatesv1.CertificateDenied:
+				denied = true
+			case certificatesv1.CertificateFailed:
+				failed = true
+			}
+		}
+		status := "Pending"
+		if denied {
+			status = "Denied"
+		} else if approved {
+			status = "Approved"
+		}
+		if failed {
+			status += ",Failed"
+		}
+		if len(csr.Status.Certificate) > 0 {
+			status += ",Issued"
+		}
+		return []any{csr.Name, age(csr.CreationTimestamp), signer, csr.Spec.Username, requested, status}
+	},
+}
+
+// webhooksColumn is the Webhooks column of both webhook configurations
+// (mutatingWebhookColumnDefinitions, validatingWebhookColumnDefinitions).
+var webhooksColumn = metav1.TableColumnDefinition{Name: "Webhooks", Type: "integer", Description: "Webhooks indicates the number of webhooks registered in this configuration"}
+
+// mutatingWebhookTable: printMutatingWebhook.
+var mutatingWebhookTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{nameColumn, webhooksColumn, ageColumn},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
+		return []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp)}
+	},
+}
+
+// validatingWebhookTable: printValidatingWebhook.
+var validatingWebhookTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{nameColumn, webhooksColumn, ageColumn},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+		return []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp)}
+	},
+}
+
+// validatingAdmissionPolicyTable: the validatingAdmissionPolicy columns
+// and printValidatingAdmissionPolicy.
+var validatingAdmissionPolicyTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Validations", Type: "integer", Description: "Validations indicates the number of validation rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+		paramKind := "<unset>"
+		if k := p.Spec.ParamKind; k != nil {
+			paramKind = k.APIVersion + "/" + k.Kind
+		}
+		return []any{p.Name, int64(len(p.Spec.Validations)), paramKind, age(p.CreationTimestamp)}
+	},
+}
+
+// validatingAdmissionPolicyBindingTable: the
+// validatingAdmissionPolicyBinding columns and
+// printValidatingAdmissionPolicyBinding.
+var validatingAdmissionPolicyBindingTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "PolicyName", Type: "string", Description: "PolicyName indicates the policy definition which the policy binding binded to"},
+		{Name: "ParamRef", Type: "string", Description: "ParamRef indicates the param resource which sets the configuration param"},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
+		param := "<unset>"
+		if pr := b.Spec.ParamRef; pr != nil {
+			switch {
+			case pr.Name != "" && pr.Namespace != "":
+				param = pr.Namespace + "/" + pr.Name
+			case pr.Name != "":
+				param = "*/" + pr.Name
+			case pr.Selector != nil:
+				param = pr.Selector.String()
+			}
+		}
+		return []any{b.Name, b.Spec.PolicyName, param, age(b.CreationTimestamp)}
+	},
 }

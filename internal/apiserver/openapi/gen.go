@@ -41,19 +41,25 @@ var served = []struct {
 	{"apis-events.k8s.io-v1", []string{"events"}},
 	{"apis-autoscaling-v2", []string{"horizontalpodautoscalers"}},
 	{"apis-batch-v1", []string{"jobs", "cronjobs"}},
+	{"apis-certificates.k8s.io-v1", []string{"certificatesigningrequests"}},
 	{"apis-networking.k8s.io-v1", []string{"ingresses", "ingressclasses", "networkpolicies"}},
 	{"apis-policy-v1", []string{"poddisruptionbudgets"}},
 	{"apis-rbac.authorization.k8s.io-v1", []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}},
 	{"apis-storage.k8s.io-v1", []string{"storageclasses"}},
+	{"apis-admissionregistration.k8s.io-v1", []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+		"validatingadmissionpolicies", "validatingadmissionpolicybindings"}},
 	{"apis-scheduling.k8s.io-v1", []string{"priorityclasses"}},
 	{"apis-coordination.k8s.io-v1", []string{"leases"}},
 	{"apis-discovery.k8s.io-v1", []string{"endpointslices"}},
 }
 
 // servedSubresources are the subresources the workshop cluster serves
-// where a kind has them; the others (pods/log, exec, eviction,
-// serviceaccounts/token, ...) are not served.
-var servedSubresources = []string{"status", "scale"}
+// where a kind has them: status and scale generically, the others by
+// the kind's own code (pods/binding and pods/eviction in
+// podsubresources.go, serviceaccounts/token in token.go,
+// certificatesigningrequests/approval in strategies.go); the others
+// (pods/log, exec, attach, proxy, ...) are not served.
+var servedSubresources = []string{"status", "scale", "approval", "binding", "eviction", "token"}
 
 func main() {
 	if len(os.Args) != 2 {
