@@ -12,7 +12,17 @@
 // "object" and "event" in seq order, and "end" (see the trace package).
 //
 // The timeline's positions are the step headings and the events, in seq
-// order; the cursor is one of them. Keys: space plays and pauses, → and ←
+// order; the cursor is one of them. Each event is a box as wide as its text
+// (the verb; the object, or for a request its resource and the query
+// parameters that change what it does, the whole text being in the
+// details), packed so that boxes on different lanes may stand above one
+// another. A box links to the one before it that carried the same object
+// (same key and resourceVersion on a lane above, or the same key on its own
+// or the neighbouring lane, close by; an answer to its request); the links
+// of the cursor's object are drawn black, and a token slides along the last
+// one as the cursor arrives. A lane with no event in the run is drawn thin
+// with "no tap in this chapter", and the store panel says when the store
+// lane is empty. Keys: space plays and pauses, → and ←
 // move one position, ↓ ↑ PageDown PageUp one step (a presenter's clicker
 // sends PageDown and PageUp), Home and End the ends (End follows a live run
 // again). A live page follows the newest event until the user pauses or moves
