@@ -225,9 +225,7 @@ func (s *tracedStream) Read(p []byte) (int, error) {
 			if len(s.partial) < 4+size {
 				break
 			}
-			if line := protobufFrame(s.partial[4 : 4+size]); line != nil {
-				recordFrame(line, s.receiver)
-			} else {
+			if !protobufFrame(s.partial[4:4+size], s.receiver) {
 				trace.Record(trace.Event{Lane: trace.Wire, Verb: "EVENT", Text: fmt.Sprintf("%d bytes of protobuf, not decoded", size), Func: s.receiver}, nil)
 			}
 			s.partial = s.partial[4+size:]
@@ -273,22 +271,32 @@ var protobufEvents = func() runtime.Serializer {
 	return info.StreamSerializer.Serializer
 }()
 
-// protobufFrame is a protobuf watch event as its JSON line, or nil.
-func protobufFrame(b []byte) []byte {
+// protobufFrame records a protobuf watch event, described from the
+// decoded object itself (not from JSON made of it and read back); false
+// if it cannot be decoded.
+func protobufFrame(b []byte, receiver string) bool {
 	var ev metav1.WatchEvent
 	if _, _, err := protobufEvents.Decode(b, nil, &ev); err != nil {
-		return nil
+		return false
 	}
 	obj, err := runtime.Decode(traceCodecs.UniversalDeserializer(), ev.Object.Raw)
 	if err != nil {
-		return nil
+		return false
+	}
+	var o tracedBody
+	o.Kind = obj.GetObjectKind().GroupVersionKind().Kind
+	if st, ok := obj.(*metav1.Status); ok {
+		o.Kind, o.Reason, o.Message = "Status", string(st.Reason), st.Message
+	} else if m, err := meta.Accessor(obj); err == nil {
+		o.Metadata.Name, o.Metadata.Namespace = m.GetName(), m.GetNamespace()
+		o.Metadata.ResourceVersion, o.Metadata.Annotations = m.GetResourceVersion(), m.GetAnnotations()
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
-		return nil
+		return false
 	}
-	line, _ := json.Marshal(frame{Type: ev.Type, Object: raw}) // plain data
-	return line
+	recordEvent(ev.Type, o, raw, receiver)
+	return true
 }
 
 func recordFrame(line []byte, receiver string) {
@@ -298,9 +306,15 @@ func recordFrame(line []byte, receiver string) {
 	}
 	var o tracedBody
 	_ = json.Unmarshal(f.Object, &o)
-	e := trace.Event{Lane: trace.Wire, Verb: f.Type, Key: key(o), RV: o.Metadata.ResourceVersion, Func: receiver}
-	var obj any = f.Object
-	switch f.Type {
+	recordEvent(f.Type, o, f.Object, receiver)
+}
+
+// recordEvent records a watch event on the wire: its type, what its
+// object says of itself, the object (raw JSON), the function reading it.
+func recordEvent(typ string, o tracedBody, raw json.RawMessage, receiver string) {
+	e := trace.Event{Lane: trace.Wire, Verb: typ, Key: key(o), RV: o.Metadata.ResourceVersion, Func: receiver}
+	var obj any = raw
+	switch typ {
 	case "BOOKMARK":
 		e.Text = "rv=" + o.Metadata.ResourceVersion
 		if o.Metadata.Annotations["k8s.io/initial-events-end"] == "true" {

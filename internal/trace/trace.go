@@ -20,8 +20,10 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -126,9 +128,10 @@ type Recorder struct {
 	mu      sync.Mutex
 	t       Trace
 	seq     int
-	objects map[string]int // an object's JSON → its index in t.Objects
-	msgs    []Message      // the live stream so far
-	changed chan struct{}  // closed and replaced at each new message
+	objects map[uint64][]int // an object's JSON's hash → its indices in t.Objects
+	seed    maphash.Seed
+	msgs    []Message     // the live stream so far
+	changed chan struct{} // closed and replaced at each new message
 	timed   []func(Event) bool
 	live    bool // keep the live stream's messages (--view)
 }
@@ -149,7 +152,8 @@ func New(chapter string) *Recorder {
 	r := &Recorder{
 		t: Trace{Chapter: chapter, ClientGo: ClientGo, Lanes: Lanes,
 			Steps: []Step{}, Output: []Line{}, Objects: []json.RawMessage{}, Events: []Event{}},
-		objects: map[string]int{},
+		objects: map[uint64][]int{},
+		seed:    maphash.MakeSeed(),
 		changed: make(chan struct{}),
 	}
 	r.msgs = []Message{{Type: "meta", Chapter: chapter, Client: ClientGo, Lanes: Lanes}}
@@ -217,20 +221,29 @@ func (r *Recorder) Record(e Event, obj any) {
 	}
 	e.Obj = -1
 	if raw != nil {
-		i, ok := r.objects[string(raw)]
-		if !ok {
-			i = len(r.t.Objects)
-			r.objects[string(raw)] = i
-			r.t.Objects = append(r.t.Objects, raw)
-			r.sendLocked(Message{Type: "object", Index: i, Object: raw})
-		}
-		e.Obj = i
+		e.Obj = r.objectLocked(raw)
 	}
 	r.seq++
 	e.Seq = r.seq
 	e.Step = len(r.t.Steps) - 1
 	r.t.Events = append(r.t.Events, e)
 	r.sendLocked(Message{Type: "event", Event: &e})
+}
+
+// objectLocked returns raw's index in the trace's objects, adding it if
+// it is new: an object that moves through five lanes is kept once.
+func (r *Recorder) objectLocked(raw json.RawMessage) int {
+	h := maphash.Bytes(r.seed, raw)
+	for _, i := range r.objects[h] {
+		if bytes.Equal(r.t.Objects[i], raw) {
+			return i
+		}
+	}
+	i := len(r.t.Objects)
+	r.objects[h] = append(r.objects[h], i)
+	r.t.Objects = append(r.t.Objects, raw)
+	r.sendLocked(Message{Type: "object", Index: i, Object: raw})
+	return i
 }
 
 // heading is a step's first line, as the runner's --step knows it.

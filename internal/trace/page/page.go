@@ -65,8 +65,8 @@ func HTML(inject string) []byte {
 // holds no '<', so no trace text can end the script element early.
 func Offline(traceJSON []byte) string {
 	var z bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // the level is valid: no error
-	w.Write(traceJSON)                                    // a bytes.Buffer does not fail
+	w, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid: no error
+	w.Write(traceJSON)                                       // a bytes.Buffer does not fail
 	w.Close()
 	return `<script id="trace-data" type="application/gzip+base64">` +
 		base64.StdEncoding.EncodeToString(z.Bytes()) + `</script>`
