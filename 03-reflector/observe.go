@@ -81,10 +81,10 @@ type storeWrite struct {
 	obj   any
 }
 
-// recordPop records the deltas of one Pop on the FIFO lane, one event
-// each (whether the FIFO hands a key's deltas out in one Pop or two
-// depends on when the Pop loop comes round, so the trace does not say),
-// and returns the store write each delta will be. Those follow apply in
+// recordPop records the deltas of one Pop on the FIFO lane, one
+// "popped" event each, not one "Pop" (whether the FIFO hands a key's
+// deltas out in one Pop or two depends on when the Pop loop comes
+// round, so the trace does not say), and returns the store write each delta will be. Those follow apply in
 // main.go, which the Pop loop alone calls: Deleted deletes; any other
 // delta updates a key the store holds, and adds one it does not, which
 // this reads from the store before process runs.
@@ -97,7 +97,7 @@ func (p *pipeline) recordPop(obj any, isInInitialList bool) []storeWrite {
 	held := map[string]bool{}
 	for _, d := range deltas {
 		line := strings.Join(strings.Fields(describeDelta(d, isInInitialList)), " ")
-		trace.Record(trace.Event{Lane: trace.FIFO, Verb: "Pop", Text: line,
+		trace.Record(trace.Event{Lane: trace.FIFO, Verb: "popped", Text: line,
 			Func: "cache.(*DeltaFIFO).Pop"}, d.Object)
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d.Object)
 		if err != nil {
