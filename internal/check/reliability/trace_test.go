@@ -27,9 +27,11 @@ import (
 // golden stream pins, and which replays it in a real browser
 // (checkPage).
 func TestTraceFlag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, ch := range builtChapters(t) {
 		t.Run(ch.name, func(t *testing.T) {
+			t.Parallel()
 			file := filepath.Join(dir, ch.name+".html")
 			r := ch.run(t, env(t), "--trace", file)
 			if r.code != 0 {
