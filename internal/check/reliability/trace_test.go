@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -155,17 +156,7 @@ func TestViewFlag(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			counts := map[string]int{}
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				data, ok := strings.CutPrefix(sc.Text(), "data: ")
-				if !ok {
-					continue
-				}
-				var msg trace.Message
-				if err := json.Unmarshal([]byte(data), &msg); err != nil {
-					t.Fatal(err)
-				}
+			for msg := range follow(t, resp.Body) {
 				counts[msg.Type]++
 			}
 			if err := wait(); err != nil {
@@ -243,15 +234,8 @@ func TestViewStep(t *testing.T) {
 		steps := make(chan string, len(headings)+1)
 		go func() { // the page: the step headings it is sent
 			defer close(steps)
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				data, ok := strings.CutPrefix(sc.Text(), "data: ")
-				if !ok {
-					continue
-				}
-				var msg trace.Message
-				if json.Unmarshal([]byte(data), &msg) == nil && msg.Type == "step" {
+			for msg := range follow(t, resp.Body) {
+				if msg.Type == "step" {
 					steps <- msg.Step.Title
 				}
 			}
@@ -313,5 +297,28 @@ func startPiped(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch
 	return stdout, stderr, func() error {
 		waited = true
 		return cmd.Wait()
+	}
+}
+
+// follow reads a live page's stream as the page does: each message of
+// its Server-Sent Events, in order, until the stream ends.
+func follow(t *testing.T, body io.Reader) iter.Seq[trace.Message] {
+	return func(yield func(trace.Message) bool) {
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var msg trace.Message
+			if err := json.Unmarshal([]byte(data), &msg); err != nil {
+				t.Errorf("a message that is not JSON: %v", err)
+				return
+			}
+			if !yield(msg) {
+				return
+			}
+		}
 	}
 }
