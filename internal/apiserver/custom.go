@@ -41,8 +41,9 @@ type Hooks struct {
 	// NewFieldManager makes the kind's FieldManager for writes through
 	// subresource ("" or "status").
 	NewFieldManager func(subresource string) (*managedfields.FieldManager, error)
-	// Prepare runs before every change of an object of the kind is
-	// stored, with the store locked: typ is the event the change will
+	// Prepare runs before every create and update of an object of the
+	// kind is stored (a delete goes through Delete, if set), with the
+	// store locked: typ is the event the change will
 	// send, obj the object as it will be stored. It does all that may
 	// fail: an error refuses the change, which is then neither stored
 	// nor sent to any watch. It returns what runs once the change is

@@ -214,6 +214,12 @@ var strategies = map[schema.GroupResource]strategy{
 	},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}: {
 		Generation: true, ResetStatusOnCreate: true, Table: validatingAdmissionPolicyTable, Default: defaultValidatingAdmissionPolicy,
+		// validatingAdmissionPolicyStatusStrategy.PrepareForUpdate:
+		// metav1.ResetObjectMetaForStatus keeps the old labels,
+		// annotations, finalizers and ownerReferences.
+		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
+			metav1.ResetObjectMetaForStatus(next.(metav1.Object), old.(metav1.Object))
+		},
 	},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {
 		Generation: true, Table: validatingAdmissionPolicyBindingTable, Default: defaultValidatingAdmissionPolicyBinding,

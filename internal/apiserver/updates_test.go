@@ -4,6 +4,7 @@ import (
 	"maps"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,5 +133,26 @@ func TestStatusWriteMetadata(t *testing.T) {
 		len(pod.OwnerReferences) != 0 || pod.Status.Message != "hi" {
 		t.Errorf("Pod after a status patch: labels %v, annotations %v, %d ownerReferences, message %q; want labels a=2, annotations y=3, none, hi",
 			pod.Labels, pod.Annotations, len(pod.OwnerReferences), pod.Status.Message)
+	}
+
+	// A ValidatingAdmissionPolicy's status strategy resets all four
+	// (metav1.ResetObjectMetaForStatus).
+	vaps := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	if _, err := vaps.Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "v", Labels: map[string]string{"a": "1"}},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			Validations: []admissionregistrationv1.Validation{{Expression: "true"}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vap, err := vaps.Patch(ctx, "v", types.MergePatchType, []byte(`{"metadata":{"labels":{"a":"2"},"annotations":{"y":"3"},"finalizers":["f/x"]},`+
+		`"status":{"observedGeneration":1}}`), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(vap.Labels, map[string]string{"a": "1"}) || len(vap.Annotations) != 0 || len(vap.Finalizers) != 0 || vap.Status.ObservedGeneration != 1 {
+		t.Errorf("ValidatingAdmissionPolicy after a status patch: labels %v, annotations %v, finalizers %v, observedGeneration %d; want a=1, none, none, 1",
+			vap.Labels, vap.Annotations, vap.Finalizers, vap.Status.ObservedGeneration)
 	}
 }
