@@ -52,7 +52,8 @@ type Hooks struct {
 	// then; as a controller's, its errors are its own to report.
 	Prepare func(tx Tx, typ watch.EventType, obj runtime.Object) (committed func(tx Tx, obj runtime.Object), err error)
 	// Delete replaces the generic DELETE; it returns what the DELETE
-	// answers.
+	// answers. In a dry run ([Tx.DryRun]) it answers the same and
+	// changes nothing.
 	Delete func(tx Tx, obj runtime.Object) (runtime.Object, error)
 	// ScaleReplicas: the scale subresource reads and writes these
 	// fields of an unstructured object: the CRD's specReplicasPath,
@@ -112,6 +113,11 @@ type Tx struct{ s *store }
 
 // Now is the server's clock.
 func (tx Tx) Now() metav1.Time { return tx.s.now() }
+
+// DryRun reports whether the write the hook is part of is a dry run
+// (?dryRun=All): the hook answers as if it made the change and changes
+// nothing (no Serve, Unserve, Update; Commit already stores nothing).
+func (tx Tx) DryRun() bool { return tx.s.dry }
 
 // Lookup returns the resource served at gvr, or nil.
 func (tx Tx) Lookup(gvr schema.GroupVersionResource) *Resource { return tx.s.reg.lookup(gvr) }

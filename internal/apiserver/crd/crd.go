@@ -399,7 +399,9 @@ func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefi
 // controller, done at once: the CRD is marked for deletion with the
 // customresourcecleanup finalizer and a Terminating condition (the
 // DELETE's answer, transcript 90), every object of its kind is deleted,
-// the kind stops being served, and the CRD goes.
+// the kind stops being served, and the CRD goes. A dry run answers the
+// marked CRD and changes nothing, as the registry's Delete passes dryRun
+// to its GuaranteedUpdate.
 func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, error) {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	res := tx.Lookup(GVR)
@@ -412,6 +414,9 @@ func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, e
 	})
 	tx.Commit(res, watch.Modified, crd)
 	answer := crd.DeepCopy()
+	if tx.DryRun() {
+		return answer, nil
+	}
 	if sv := h.served[crd.Name]; sv != nil {
 		for _, r := range sv.resources {
 			if err := tx.Unserve(r); err != nil {
