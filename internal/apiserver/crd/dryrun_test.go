@@ -2,9 +2,11 @@ package crd
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -100,6 +102,42 @@ func TestCRDDryRunDelete(t *testing.T) {
 			if code, _, b := c.do(http.MethodGet, p, nil, ""); code != http.StatusOK {
 				t.Errorf("DELETE %s: then GET %s: HTTP %d: %s", path, p, code, b)
 			}
+		}
+	}
+}
+
+// TestCRDApplyIntegers: a server-side apply of a custom resource whose
+// schema has integer fields is stored, its CEL rules comparing them, and
+// answers them as integers, pruned and defaulted as a create's body is
+// (kube-apiserver's answer is decoded from what it stored).
+func TestCRDApplyIntegers(t *testing.T) {
+	c := gizmos(t)
+	for _, name := range []string{"g1", "g2"} { // an update, a create
+		body := "apiVersion: wt29d.example.com/v1\nkind: Gizmo\nmetadata:\n  name: " + name +
+			"\nspec:\n  color: blue\n  minReplicas: 1\n  maxReplicas: 3\n  bogus: yes\n"
+		req, err := http.NewRequest(http.MethodPatch, c.s.URL()+gizmosV1+"/"+name+"?fieldManager=alice&force=true", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/apply-patch+yaml")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+			t.Fatalf("apply %s: HTTP %d: %s", name, resp.StatusCode, b)
+		}
+		var got struct{ Spec map[string]any }
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec["maxReplicas"] != float64(3) || got.Spec["tier"] != "gold" || got.Spec["bogus"] != nil {
+			t.Errorf("apply %s: spec %v, want maxReplicas 3, tier defaulted to gold, bogus pruned", name, got.Spec)
+		}
+		if !strings.Contains(string(b), `"maxReplicas":3,`) && !strings.Contains(string(b), `"maxReplicas":3}`) {
+			t.Errorf("apply %s: maxReplicas not an integer: %s", name, b)
 		}
 	}
 }
