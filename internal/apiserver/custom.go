@@ -91,8 +91,15 @@ func (r *Resource) storageGVK() schema.GroupVersionKind {
 }
 
 // ScalePaths are a custom resource's scale subresource fields, as JSON
-// paths (".spec.replicas").
-type ScalePaths struct{ Spec, Status, LabelSelector string }
+// paths (".spec.replicas"). SpecByVersion, if set, is the spec replicas
+// path of every version of the kind, by apiVersion ("" for a version
+// without the scale subresource): a scale write keeps the managedFields
+// entries of each (apiextensions-apiserver's replicasPathInCustomResource,
+// pkg/apiserver/customresource_handler.go); unset, only this version's.
+type ScalePaths struct {
+	Spec, Status, LabelSelector string
+	SpecByVersion               map[string]string
+}
 
 // NewTable makes a Table printer for a kind defined at run time: its
 // column definitions, and the cells of one row (age formats a time

@@ -512,7 +512,17 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 	}
 	r.Fields, r.FieldLabel = selectableFields(gvk, v.SelectableFields, st.converter)
 	if scale != nil {
-		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath}
+		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath, SpecByVersion: map[string]string{}}
+		for _, other := range crd.Spec.Versions {
+			// apiextensions-apiserver's replicasPathInCustomResource
+			// (pkg/apiserver/customresource_handler.go): every version,
+			// served or not.
+			p := ""
+			if other.Subresources != nil && other.Subresources.Scale != nil {
+				p = other.Subresources.Scale.SpecReplicasPath
+			}
+			r.Hooks.ScaleReplicas.SpecByVersion[schema.GroupVersion{Group: crd.Spec.Group, Version: other.Name}.String()] = p
+		}
 		if scale.LabelSelectorPath != nil {
 			r.Hooks.ScaleReplicas.LabelSelector = *scale.LabelSelectorPath
 		}

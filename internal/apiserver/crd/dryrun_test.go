@@ -2,12 +2,15 @@ package crd
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // gizmos makes the Gizmo CRD (testdata/gizmo-crd.json, versions v1beta1
@@ -139,5 +142,67 @@ func TestCRDApplyIntegers(t *testing.T) {
 		if !strings.Contains(string(b), `"maxReplicas":3,`) && !strings.Contains(string(b), `"maxReplicas":3}`) {
 			t.Errorf("apply %s: maxReplicas not an integer: %s", name, b)
 		}
+	}
+}
+
+// TestCRDScaleKeepsOtherVersionsManagedFields: a scale write through one
+// version of a CRD keeps the managedFields entries written through
+// another (a version with the scale subresource, and one without), as
+// apiextensions-apiserver maps every version's replicas path for
+// ScaleHandler (replicasPathInCustomResource,
+// pkg/apiserver/customresource_handler.go:706-724); the replicas the
+// writer owned through the other version go to the scale's writer.
+func TestCRDScaleKeepsOtherVersionsManagedFields(t *testing.T) {
+	c := newClient(t)
+	c.do(http.MethodPost, "/api/v1/namespaces", []byte(`{"metadata":{"name":"wt-29g"}}`), "")
+	schema := `"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"replicas":{"type":"integer"},"color":{"type":"string"},"shape":{"type":"string"}}},"status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}`
+	scale := `"subresources":{"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},`
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.wt29g.example.com"},
+"spec":{"group":"wt29g.example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},"versions":[
+{"name":"v1alpha1","served":true,"storage":false,` + schema + `},
+{"name":"v1beta1","served":true,"storage":false,` + scale + schema + `},
+{"name":"v1","served":true,"storage":true,` + scale + schema + `}]}}`
+	if code, _, body := c.do(http.MethodPost, crdsPath, []byte(crd), ""); code != http.StatusCreated {
+		t.Fatalf("CRD: HTTP %d: %s", code, body)
+	}
+	const ns = "/apis/wt29g.example.com/%s/namespaces/wt-29g/widgets"
+	if code, _, body := c.do(http.MethodPost, fmt.Sprintf(ns, "v1beta1"), []byte(`{"apiVersion":"wt29g.example.com/v1beta1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":1,"color":"red"}}`), ""); code != http.StatusCreated {
+		t.Fatalf("create through v1beta1: HTTP %d: %s", code, body)
+	}
+	if code, _, body := c.do(http.MethodPatch, fmt.Sprintf(ns, "v1alpha1")+"/w1?fieldManager=alpha", []byte(`{"spec":{"shape":"round"}}`), ""); code != http.StatusOK {
+		t.Fatalf("patch through v1alpha1: HTTP %d: %s", code, body)
+	}
+	if code, _, body := c.do(http.MethodPatch, fmt.Sprintf(ns, "v1")+"/w1/scale?fieldManager=scaler", []byte(`{"spec":{"replicas":3}}`), ""); code != http.StatusOK {
+		t.Fatalf("scale through v1: HTTP %d: %s", code, body)
+	}
+	code, _, body := c.do(http.MethodGet, fmt.Sprintf(ns, "v1")+"/w1", nil, "")
+	if code != http.StatusOK {
+		t.Fatalf("get: HTTP %d: %s", code, body)
+	}
+	var got struct {
+		Metadata struct {
+			ManagedFields []struct {
+				Manager, APIVersion, Subresource string
+				FieldsV1                         map[string]any `json:"fieldsV1"`
+			} `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var entries []string
+	for _, e := range got.Metadata.ManagedFields {
+		f, _ := json.Marshal(e.FieldsV1)
+		entries = append(entries, e.Manager+" "+e.APIVersion+" "+e.Subresource+" "+string(f))
+	}
+	want := []string{
+		// The scale write's entry has no time, so it sorts first
+		// among the Updates (scale.go).
+		`scaler wt29g.example.com/v1 scale {"f:spec":{"f:replicas":{}}}`,
+		`alpha wt29g.example.com/v1alpha1  {"f:spec":{"f:shape":{}}}`,
+		`curl wt29g.example.com/v1beta1  {"f:spec":{".":{},"f:color":{}}}`,
+	}
+	if d := cmp.Diff(want, entries); d != "" {
+		t.Errorf("managedFields after the scale write (-want +got):\n%s", d)
 	}
 }
