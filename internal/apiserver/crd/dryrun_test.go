@@ -206,3 +206,49 @@ func TestCRDScaleKeepsOtherVersionsManagedFields(t *testing.T) {
 		t.Errorf("managedFields after the scale write (-want +got):\n%s", d)
 	}
 }
+
+// TestCRDDryRunNonStorageVersion: a dry-run create or update through a
+// version that is not the storage version answers what the write would
+// answer: the object through the storage version and back, so pruned of
+// what the storage version's schema lacks, as kube-apiserver's dry run
+// encodes for storage and decodes what it would have stored.
+func TestCRDDryRunNonStorageVersion(t *testing.T) {
+	c := newClient(t)
+	c.do(http.MethodPost, "/api/v1/namespaces", []byte(`{"metadata":{"name":"wt-29g"}}`), "")
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.wt29g.example.com"},
+"spec":{"group":"wt29g.example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},"versions":[
+{"name":"v1beta1","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"extra":{"type":"string"},"color":{"type":"string"}}}}}}},
+{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"color":{"type":"string"}}}}}}}]}}`
+	if code, _, body := c.do(http.MethodPost, crdsPath, []byte(crd), ""); code != http.StatusCreated {
+		t.Fatalf("CRD: HTTP %d: %s", code, body)
+	}
+	const path = "/apis/wt29g.example.com/v1beta1/namespaces/wt-29g/widgets"
+	body := func(rv string) []byte {
+		return []byte(`{"apiVersion":"wt29g.example.com/v1beta1","kind":"Widget","metadata":{"name":"w1"` + rv + `},"spec":{"extra":"x","color":"red"}}`)
+	}
+	spec := func(what string, b []byte) string {
+		t.Helper()
+		var got struct {
+			Spec     map[string]any
+			Metadata struct{ ResourceVersion string }
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v: %s", what, err, b)
+		}
+		out, _ := json.Marshal(got.Spec)
+		return string(out)
+	}
+	const want = `{"color":"red"}`
+	code, _, b := c.do(http.MethodPost, path+"?dryRun=All", body(""), "")
+	if code != http.StatusCreated || spec("dry-run create", b) != want {
+		t.Errorf("dry-run create: HTTP %d: %s, want spec %s", code, b, want)
+	}
+	code, _, b = c.do(http.MethodPost, path, body(""), "")
+	if code != http.StatusCreated || spec("create", b) != want {
+		t.Fatalf("create: HTTP %d: %s, want spec %s", code, b, want)
+	}
+	code, _, b = c.do(http.MethodPut, path+"/w1?dryRun=All", body(""), "")
+	if code != http.StatusOK || spec("dry-run update", b) != want {
+		t.Errorf("dry-run update: HTTP %d: %s, want spec %s", code, b, want)
+	}
+}
