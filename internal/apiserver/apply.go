@@ -92,6 +92,9 @@ func applyError(err error) error {
 // kind or version, 409 Conflict naming the managers.
 func (s *store) apply(res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured, dry bool) (runtime.Object, bool, error) {
 	defer s.lock(dry)()
+	if err := s.stillServed(res); err != nil {
+		return nil, false, err
+	}
 	old, exists := s.objects[storageOf(res)][objectKey(namespace, name)]
 	old = view(res, old)
 	if !exists && subresource != "" {

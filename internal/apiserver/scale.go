@@ -202,6 +202,9 @@ func scaleNotFound(res *Resource, name string) error {
 func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)
@@ -216,6 +219,9 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 // apply already made).
 func (s *store) updateScale(res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error), applied bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)
