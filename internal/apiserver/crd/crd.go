@@ -502,10 +502,14 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		Verbs:               metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
 		SubresourceNotFound: true,
 	}
+	// One storage per CRD, named by the CRD, whatever resources serve
+	// it: its objects and history outlive a change of the CRD's spec,
+	// which makes new resources (a watch or an exact list from before
+	// the change reads the history written through the old ones).
+	r.Hooks.Storage = st.key
 	if len(crd.Spec.Versions) > 1 {
 		// One storage for every version, as kube-apiserver's: each
 		// reads and writes it through the CRD's converter.
-		r.Hooks.Storage = st.key
 		r.Hooks.StorageVersion = st.version
 		r.Hooks.ToStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, v.Name, st.version) }
 		r.Hooks.FromStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, st.version, v.Name) }

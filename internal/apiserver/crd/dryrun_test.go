@@ -252,3 +252,63 @@ func TestCRDDryRunNonStorageVersion(t *testing.T) {
 		t.Errorf("dry-run update: HTTP %d: %s, want spec %s", code, b, want)
 	}
 }
+
+// TestCRDSingleVersionHistoryAcrossUpdate: after a single-version CRD's
+// spec changes (here a printer column), a watch and an exact list
+// through the new resource from a resourceVersion before the change see
+// the history written through the old one, as for a CRD with several
+// versions: one storage, whatever serves it.
+func TestCRDSingleVersionHistoryAcrossUpdate(t *testing.T) {
+	c := newClient(t)
+	c.do(http.MethodPost, "/api/v1/namespaces", []byte(`{"metadata":{"name":"wt-29g"}}`), "")
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"things.wt29g.example.com"},
+"spec":{"group":"wt29g.example.com","scope":"Namespaced","names":{"plural":"things","singular":"thing","kind":"Thing","listKind":"ThingList"},"versions":[
+{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	if code, _, body := c.do(http.MethodPost, crdsPath, []byte(crd), ""); code != http.StatusCreated {
+		t.Fatalf("CRD: HTTP %d: %s", code, body)
+	}
+	const things = "/apis/wt29g.example.com/v1/namespaces/wt-29g/things"
+	code, _, body := c.do(http.MethodPost, things, []byte(`{"apiVersion":"wt29g.example.com/v1","kind":"Thing","metadata":{"name":"t1"},"x":1}`), "")
+	if code != http.StatusCreated {
+		t.Fatalf("create: HTTP %d: %s", code, body)
+	}
+	var created struct {
+		Metadata struct{ ResourceVersion string }
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		t.Fatal(err)
+	}
+	rv := created.Metadata.ResourceVersion
+	if code, _, body := c.do(http.MethodPatch, things+"/t1", []byte(`{"x":2}`), ""); code != http.StatusOK {
+		t.Fatalf("patch: HTTP %d: %s", code, body)
+	}
+	if code, _, body := c.do(http.MethodPatch, crdsPath+"/things.wt29g.example.com",
+		[]byte(`{"spec":{"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}},"additionalPrinterColumns":[{"name":"X","type":"integer","jsonPath":".x"}]}]}}`), ""); code != http.StatusOK {
+		t.Fatalf("CRD update: HTTP %d: %s", code, body)
+	}
+	if code, _, body := c.do(http.MethodPatch, things+"/t1", []byte(`{"x":3}`), ""); code != http.StatusOK {
+		t.Fatalf("patch after the CRD update: HTTP %d: %s", code, body)
+	}
+
+	code, _, body = c.do(http.MethodGet, things+"?resourceVersionMatch=Exact&resourceVersion="+rv, nil, "")
+	var list struct{ Items []struct{ X float64 } }
+	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil || len(list.Items) != 1 || list.Items[0].X != 1 {
+		t.Errorf("exact list at %s: HTTP %d: %s, want t1 with x 1", rv, code, body)
+	}
+
+	resp, err := http.Get(c.s.URL() + things + "?watch=true&resourceVersion=" + rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ev struct {
+		Type   string
+		Object struct{ X float64 }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "MODIFIED" || ev.Object.X != 2 {
+		t.Errorf("first event of a watch from %s: %s x=%v, want MODIFIED x=2 (the patch before the CRD update)", rv, ev.Type, ev.Object.X)
+	}
+}
