@@ -92,6 +92,9 @@ func applyError(err error) error {
 // kind or version, 409 Conflict naming the managers.
 func (s *store) apply(res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured, dry bool) (runtime.Object, bool, error) {
 	defer s.lock(dry)()
+	if err := s.stillServed(res); err != nil {
+		return nil, false, err
+	}
 	old, exists := s.objects[storageOf(res)][objectKey(namespace, name)]
 	old = view(res, old)
 	if !exists && subresource != "" {
@@ -105,6 +108,9 @@ func (s *store) apply(res *Resource, namespace, name, subresource, manager strin
 	out, err := s.fieldManager(res, subresource).Apply(live, intent, manager, force)
 	if err != nil {
 		return nil, false, applyError(err)
+	}
+	if out, err = decodedCustom(res, out); err != nil {
+		return nil, false, err
 	}
 	clearTypeMeta(out)
 	m := metaOf(out)
@@ -126,6 +132,35 @@ func (s *store) apply(res *Resource, namespace, name, subresource, manager strin
 	}
 	obj, err := s.updateLocked(res, namespace, name, subresource, manager, out, true)
 	return obj, false, err
+}
+
+// decodedCustom makes a custom resource FieldManager.Apply merged what a
+// create's or update's body is once decoded: its numbers JSON's (int64
+// where integral: the apply's YAML intent leaves float64, which CEL rules
+// and the scale subresource refuse), pruned and defaulted by
+// [Hooks.Decoded], as kube-apiserver's answer is decoded from the bytes
+// it stored. Other objects are returned as they are.
+func decodedCustom(res *Resource, obj runtime.Object) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	b, err := runtime.Encode(unstructured.UnstructuredJSONScheme, u)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	out := &unstructured.Unstructured{}
+	if err := runtime.DecodeInto(unstructured.UnstructuredJSONScheme, b, out); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if res.Hooks != nil && res.Hooks.Decoded != nil {
+		// Fields the schema lacks are pruned; their paths are not
+		// reported (no fieldValidation warning for an apply here).
+		if _, err := res.Hooks.Decoded(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // restamp gives the server's clock to the managedFields entries that are

@@ -53,7 +53,8 @@ type Hooks struct {
 	// then; as a controller's, its errors are its own to report.
 	Prepare func(tx Tx, typ watch.EventType, obj runtime.Object) (committed func(tx Tx, obj runtime.Object), err error)
 	// Delete replaces the generic DELETE; it returns what the DELETE
-	// answers.
+	// answers. In a dry run ([Tx.DryRun]) it answers the same and
+	// changes nothing.
 	Delete func(tx Tx, obj runtime.Object) (runtime.Object, error)
 	// ScaleReplicas: the scale subresource reads and writes these
 	// fields of an unstructured object: the CRD's specReplicasPath,
@@ -91,8 +92,15 @@ func (r *Resource) storageGVK() schema.GroupVersionKind {
 }
 
 // ScalePaths are a custom resource's scale subresource fields, as JSON
-// paths (".spec.replicas").
-type ScalePaths struct{ Spec, Status, LabelSelector string }
+// paths (".spec.replicas"). SpecByVersion, if set, is the spec replicas
+// path of every version of the kind, by apiVersion ("" for a version
+// without the scale subresource): a scale write keeps the managedFields
+// entries of each (apiextensions-apiserver's replicasPathInCustomResource,
+// pkg/apiserver/customresource_handler.go); unset, only this version's.
+type ScalePaths struct {
+	Spec, Status, LabelSelector string
+	SpecByVersion               map[string]string
+}
 
 // NewTable makes a Table printer for a kind defined at run time: its
 // column definitions, and the cells of one row (age formats a time
@@ -113,6 +121,11 @@ type Tx struct{ s *store }
 
 // Now is the server's clock.
 func (tx Tx) Now() metav1.Time { return tx.s.now() }
+
+// DryRun reports whether the write the hook is part of is a dry run
+// (?dryRun=All): the hook answers as if it made the change and changes
+// nothing (no Serve, Unserve, Update; Commit already stores nothing).
+func (tx Tx) DryRun() bool { return tx.s.dry }
 
 // Lookup returns the resource served at gvr, or nil.
 func (tx Tx) Lookup(gvr schema.GroupVersionResource) *Resource { return tx.s.reg.lookup(gvr) }

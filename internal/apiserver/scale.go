@@ -42,14 +42,30 @@ var scaleResource = &Resource{
 
 // replicasPaths is where res keeps its replicas, per apiVersion
 // (upstream's replicasPathInDeployment, and the same for replicasets
-// and statefulsets): .spec.replicas.
+// and statefulsets): .spec.replicas. For a custom resource, every
+// version of its CRD is mapped, nil where a version has no scale
+// subresource, as apiextensions-apiserver's replicasPathInCustomResource:
+// ScaleHandler.ToParent drops the entries of an apiVersion it does not
+// know, so a scale write through one version would drop what managers
+// wrote through another.
 func replicasPaths(res *Resource) managedfields.ResourcePathMappings {
 	if res.Hooks != nil && res.Hooks.ScaleReplicas != nil {
-		var parts []any
-		for _, p := range jsonPath(res.Hooks.ScaleReplicas.Spec) {
-			parts = append(parts, p)
+		path := func(p string) fieldpath.Path {
+			if p == "" {
+				return nil
+			}
+			var parts []any
+			for _, f := range jsonPath(p) {
+				parts = append(parts, f)
+			}
+			return fieldpath.MakePathOrDie(parts...)
 		}
-		return managedfields.ResourcePathMappings{res.GVR.GroupVersion().String(): fieldpath.MakePathOrDie(parts...)}
+		out := managedfields.ResourcePathMappings{}
+		for apiVersion, p := range res.Hooks.ScaleReplicas.SpecByVersion {
+			out[apiVersion] = path(p)
+		}
+		out[res.GVR.GroupVersion().String()] = path(res.Hooks.ScaleReplicas.Spec)
+		return out
 	}
 	return managedfields.ResourcePathMappings{
 		res.GVR.GroupVersion().String(): fieldpath.MakePathOrDie("spec", "replicas"),
@@ -186,6 +202,9 @@ func scaleNotFound(res *Resource, name string) error {
 func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)
@@ -200,6 +219,9 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 // apply already made).
 func (s *store) updateScale(res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error), applied bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	if err := s.stillServed(res); err != nil {
+		return nil, err
+	}
 	obj, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return nil, scaleNotFound(res, name)

@@ -148,6 +148,12 @@ func setRV(obj runtime.Object, rv uint64) {
 // history and hands it to every matching watcher. Callers hold s.mu.
 func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Object) {
 	if s.dry {
+		// Nothing is stored, but the answer is still what the write
+		// would answer: through the storage version and back, as
+		// kube-apiserver's dry run encodes for storage and decodes it.
+		if res.Hooks != nil && res.Hooks.ToStorage != nil {
+			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(view(res, res.Hooks.ToStorage(obj))).Elem())
+		}
 		return
 	}
 	s.rv++

@@ -399,7 +399,9 @@ func (h *handler) serve(tx apiserver.Tx, crd *apiextensionsv1.CustomResourceDefi
 // controller, done at once: the CRD is marked for deletion with the
 // customresourcecleanup finalizer and a Terminating condition (the
 // DELETE's answer, transcript 90), every object of its kind is deleted,
-// the kind stops being served, and the CRD goes.
+// the kind stops being served, and the CRD goes. A dry run answers the
+// marked CRD and changes nothing, as the registry's Delete passes dryRun
+// to its GuaranteedUpdate.
 func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, error) {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	res := tx.Lookup(GVR)
@@ -412,6 +414,9 @@ func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, e
 	})
 	tx.Commit(res, watch.Modified, crd)
 	answer := crd.DeepCopy()
+	if tx.DryRun() {
+		return answer, nil
+	}
 	if sv := h.served[crd.Name]; sv != nil {
 		for _, r := range sv.resources {
 			if err := tx.Unserve(r); err != nil {
@@ -497,17 +502,31 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		Verbs:               metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
 		SubresourceNotFound: true,
 	}
+	// One storage per CRD, named by the CRD, whatever resources serve
+	// it: its objects and history outlive a change of the CRD's spec,
+	// which makes new resources (a watch or an exact list from before
+	// the change reads the history written through the old ones).
+	r.Hooks.Storage = st.key
 	if len(crd.Spec.Versions) > 1 {
 		// One storage for every version, as kube-apiserver's: each
 		// reads and writes it through the CRD's converter.
-		r.Hooks.Storage = st.key
 		r.Hooks.StorageVersion = st.version
 		r.Hooks.ToStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, v.Name, st.version) }
 		r.Hooks.FromStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, st.version, v.Name) }
 	}
 	r.Fields, r.FieldLabel = selectableFields(gvk, v.SelectableFields, st.converter)
 	if scale != nil {
-		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath}
+		r.Hooks.ScaleReplicas = &apiserver.ScalePaths{Spec: scale.SpecReplicasPath, Status: scale.StatusReplicasPath, SpecByVersion: map[string]string{}}
+		for _, other := range crd.Spec.Versions {
+			// apiextensions-apiserver's replicasPathInCustomResource
+			// (pkg/apiserver/customresource_handler.go): every version,
+			// served or not.
+			p := ""
+			if other.Subresources != nil && other.Subresources.Scale != nil {
+				p = other.Subresources.Scale.SpecReplicasPath
+			}
+			r.Hooks.ScaleReplicas.SpecByVersion[schema.GroupVersion{Group: crd.Spec.Group, Version: other.Name}.String()] = p
+		}
 		if scale.LabelSelectorPath != nil {
 			r.Hooks.ScaleReplicas.LabelSelector = *scale.LabelSelectorPath
 		}
