@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -208,21 +207,15 @@ func (l handlerLog) call(verb, text string, obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Key: key, Func: linked()}, obj)
+	// The first function on the stack that the trace can link, where
+	// the course's copy of processDeltas and of processReplacedAllInfo
+	// (internal/cachecopy) counts as the function it copies, and says so.
+	fn, copied := trace.Caller(nil)
+	if copied {
+		text += " (called by the course's copy, internal/cachecopy)"
+	}
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Key: key, Func: fn}, obj)
 }
-
-// linked names the client-go function that called a handler: the first
-// on the stack that the trace can link, where the course's copy of
-// processDeltas and of processReplacedAllInfo (internal/cachecopy)
-// count as the function they copy.
-func linked() string {
-	name, _ := trace.Caller(nil)
-	return name
-}
-
-// closure matches the suffix that names a function literal: ".func1",
-// ".func2.1".
-var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)
 
 // printOptions prints the feature gates cachecopy.QueueOptions reads,
 // and the RealFIFOOptions it chose from them.

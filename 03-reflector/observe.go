@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -457,10 +456,6 @@ func caller(names ...string) string {
 	name, _ := trace.Caller(func(name string) bool { return slices.Contains(names, name) })
 	return name
 }
-
-// closure matches the suffix that names a function literal: ".func1",
-// ".func2.1".
-var closure = regexp.MustCompile(`(\.func\d+)(\.\d+)*$`)
 
 // resyncTimer is the reflector's resync timer, as the tapped clock
 // hands it out when a trace is recorded: it records when it fires,

@@ -81,6 +81,9 @@ func (h handler) record(verb, text string, obj any, same bool) {
 		text = h.name + ": " + text
 	}
 	fn, copied := trace.Caller(nil)
+	if copied {
+		text += " (called by the course's copy, internal/cachecopy)"
+	}
 	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: same && !copied}, obj)
 }
 

@@ -152,7 +152,7 @@ func (l *controllerLog) trace(msg string, err error, kv map[string]any, held boo
 	case "Successfully synced":
 		l.started(key)
 		trace.Record(trace.Event{Lane: trace.Workers, Verb: "synced", Text: key, Key: key}, nil)
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Forget", Text: key, Key: key,
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Forget", Text: key + afterTheFact, Key: key,
 			Func: "workqueue.(*rateLimitingType[T]).Forget"}, nil)
 		l.finished(key)
 	case "Error syncing; requeuing for later retry":
@@ -164,11 +164,17 @@ func (l *controllerLog) trace(msg string, err error, kv map[string]any, held boo
 		trace.Record(trace.Event{Lane: trace.Workers, Verb: "error",
 			Text: fmt.Sprintf("%s %d %s", key, code, apierrors.ReasonForError(err)), Key: key}, nil)
 		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "AddRateLimited",
-			Text: fmt.Sprintf("%s (NumRequeues %v)", key, kv["requeues"]), Key: key,
+			Text: fmt.Sprintf("%s (NumRequeues %v)%s", key, kv["requeues"], afterTheFact), Key: key,
 			Func: "workqueue.(*rateLimitingType[T]).AddRateLimited"}, nil)
 		l.finished(key)
 	}
 }
+
+// afterTheFact ends the text of a workqueue event that the log shows
+// only after the call was made (a worker's Get at its first line, its
+// Done at its last, Forget and AddRateLimited at the line after them):
+// the page places it where the log said it, not where it happened.
+const afterTheFact = " (seen at the worker's log line)"
 
 // started records a worker's Get of key, at the first line its sync
 // logs.
@@ -181,7 +187,7 @@ func (l *controllerLog) started(key string) {
 	l.syncing[key] = struct{}{}
 	l.mu.Unlock()
 	if !ok {
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Get", Text: key, Key: key,
+		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Get", Text: key + afterTheFact, Key: key,
 			Func: "workqueue.(*Typed[T]).Get"}, nil)
 	}
 }
@@ -192,7 +198,7 @@ func (l *controllerLog) finished(key string) {
 	l.mu.Lock()
 	delete(l.syncing, key)
 	l.mu.Unlock()
-	trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Done", Text: key, Key: key,
+	trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Done", Text: key + afterTheFact, Key: key,
 		Func: "workqueue.(*Typed[T]).Done"}, nil)
 }
 
