@@ -303,7 +303,7 @@ func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
 			break
 		}
 		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
-			Text: name + ": " + describe(patched) + "  (the patch)", Func: "cache.(*processorListener).run"}, patched)
+			Text: name + ": " + describe(patched) + "  (the patch; seen when the step read it)", Func: "cache.(*processorListener).run"}, patched)
 	}
 	return nil
 }
