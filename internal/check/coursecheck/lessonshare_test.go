@@ -20,21 +20,30 @@ import (
 	"testing"
 )
 
-// lessonTarget is the part (percent) of a chapter's main.go code lines
+// lessonTarget is the part (percent) of a chapter's lesson code lines
 // that must be lesson: issue 15 asked for most of them, issue 25 for at
 // least 55% once a call's own error check counts with the call.
 const lessonTarget = 55
 
-// lessonFloor is, per chapter, the share (percent) its main.go has
-// reached: TestLessonShare fails when a change lowers it (a ratchet).
-// Raise a floor when a chapter gains; a chapter at lessonTarget needs
-// no entry, since the target holds for every chapter.
+// lessonFloor is, per chapter, the share (percent) its lesson files
+// have reached: TestLessonShare fails when a change lowers it (a
+// ratchet). Raise a floor when a chapter gains; a chapter at
+// lessonTarget needs no entry, since the target holds for every chapter.
+//
+// Until issue 33 the floors were main.go's alone; they were recounted
+// over all of each chapter's lesson files when the count changed. A
+// floor under lessonTarget is a chapter whose other files pull it under
+// the target (03's tap.go, 04's pods.go, 07's objects.go, 08's
+// counter.go, 09's measure.go): work left, not a new target.
 var lessonFloor = map[string]int{
 	"01-watch":              58,
-	"02-deltafifo":          60,
-	"04-indexer":            58,
-	"06-factory":            58,
-	"09-metadata":           58,
+	"02-deltafifo":          57,
+	"03-reflector":          40,
+	"04-indexer":            48,
+	"06-factory":            57,
+	"07-controller":         54,
+	"08-testing":            50,
+	"09-metadata":           53,
 	"10-lifecycle":          56,
 	"11-controller-runtime": 64,
 	"12-scale":              56,
@@ -48,18 +57,30 @@ var lessonReferences = []struct{ pkg, file string }{
 	{"k8s.io/client-go/examples/create-update-delete-deployment", "main.go"},
 }
 
-// TestLessonShare counts each chapter's main.go the way issue 15 counts
-// it, so that the count can be repeated and kept.
+// isLessonFile reports whether name, a Go file of a chapter's package
+// as built without tags, is one of its lesson files (STYLE.md, "A
+// chapter's lesson files"): every such file but observe.go, which holds
+// what only shows the lesson, and exercises*.go, the reader's to fill
+// in. Test files are not in the package as built, so never counted.
+func isLessonFile(name string) bool {
+	return name != "observe.go" && !strings.HasPrefix(name, "exercises")
+}
+
+// TestLessonShare counts each chapter's lesson files (isLessonFile) the
+// way issue 15 counts them, so that the count can be repeated and kept:
+// main.go and every other file the lesson is split into (issue 33), all
+// counted as one.
 //
 // A code line is any line but blank lines, comments, the package clause,
-// imports and lines of brackets alone (as `} {`). A code line is lesson when it
+// imports, lines of brackets alone (as `} {`) and the lines a multi-line
+// string literal spans after its first (data, as 09's pod in JSON). A code line is lesson when it
 // names something k8s.io (client-go, api, apimachinery, utils) defines,
 // as pods.Create, metav1.ListOptions, list.ResourceVersion or w.Stop do,
 // or a variable holding such a thing (the objects the calls act on); a
-// call of a main.go function that itself calls client-go (setRunning,
+// call of a lesson file's function that itself calls client-go (setRunning,
 // p.stop) counts as the client-go call it is. It is scaffolding when it
-// names nothing of theirs (if err != nil, a call of a helper in another
-// file, a loop over names), when it is a function's signature, a return
+// names nothing of theirs (if err != nil, a call of a helper in
+// observe.go, a loop over names), when it is a function's signature, a return
 // of values already made (return err, return obj, nil; but not return
 // pods.Delete(...) or return cache.ResourceEventHandlerFuncs{...}), or
 // part of a call that prints or awaits (fmt.Fprint*, the show package,
@@ -72,7 +93,7 @@ var lessonReferences = []struct{ pkg, file string }{
 //
 // go test -v -run TestLessonShare ./internal/check/coursecheck prints
 // the table; LESSON_SHARE=NN-topic lists that chapter's lines, each
-// marked L (lesson) or - (scaffolding).
+// marked L (lesson) or - (scaffolding), file by file.
 func TestLessonShare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks every chapter")
@@ -80,7 +101,7 @@ func TestLessonShare(t *testing.T) {
 	chs := chapters(t)
 	exports, dirs := exportData(t)
 	var table strings.Builder
-	fmt.Fprintf(&table, "%-42s %6s %6s %6s %6s\n", "chapter", "lines", "code", "lesson", "share")
+	fmt.Fprintf(&table, "%-42s %6s %6s %6s %6s\n", "chapter (lesson files)", "lines", "code", "lesson", "share")
 	for _, ch := range chs {
 		s, err := lessonShare(filepath.Join(root, ch), exports)
 		if err != nil {
@@ -88,18 +109,18 @@ func TestLessonShare(t *testing.T) {
 			continue
 		}
 		pct := 100 * s.lesson / s.code
-		fmt.Fprintf(&table, "%-42s %6d %6d %6d %5d%%\n", ch, s.lines, s.code, s.lesson, pct)
+		fmt.Fprintf(&table, "%-42s %6d %6d %6d %5d%%\n", fmt.Sprintf("%s (%d)", ch, s.files), s.lines, s.code, s.lesson, pct)
 		if floor, ok := lessonFloor[ch]; ok && pct < floor || !ok && pct < lessonTarget {
-			t.Errorf("%s/main.go: %d of %d code lines are lesson (%d%%): under %d%%, or below its floor; LESSON_SHARE=%s go test -v -run TestLessonShare lists them",
+			t.Errorf("%s: %d of %d code lines of its lesson files are lesson (%d%%): under %d%%, or below its floor; LESSON_SHARE=%s go test -v -run TestLessonShare lists them",
 				ch, s.lesson, s.code, pct, lessonTarget, ch)
 		}
 		if os.Getenv("LESSON_SHARE") == ch {
-			t.Logf("%s/main.go:\n%s", ch, strings.Join(s.listing, "\n"))
+			t.Logf("%s, its lesson files:\n%s", ch, strings.Join(s.listing, "\n"))
 		}
 	}
 	fmt.Fprintf(&table, "for comparison, client-go v0.37.2's own examples:\n")
 	for _, ref := range lessonReferences {
-		s, err := lessonShareOf(dirs[ref.pkg], ref.file, exports)
+		s, err := lessonShareOf(dirs[ref.pkg], func(name string) bool { return name == ref.file }, exports)
 		if err != nil {
 			t.Errorf("%s: %v", ref.pkg, err)
 			continue
@@ -107,12 +128,12 @@ func TestLessonShare(t *testing.T) {
 		name := strings.TrimPrefix(ref.pkg, "k8s.io/client-go/")
 		fmt.Fprintf(&table, "%-42s %6d %6d %6d %5d%%\n", name, s.lines, s.code, s.lesson, 100*s.lesson/s.code)
 	}
-	t.Logf("main.go, lesson lines of code lines (target: at least %d%%):\n%s", lessonTarget, table.String())
+	t.Logf("lesson files, lesson lines of code lines (target: at least %d%%):\n%s", lessonTarget, table.String())
 }
 
 type share struct {
-	lines, code, lesson int
-	listing             []string // each code line, marked
+	files, lines, code, lesson int
+	listing                    []string // each code line, marked
 }
 
 // exportData maps each import path the chapters and lessonReferences
@@ -186,33 +207,34 @@ func exportImporter(fset *token.FileSet, exports map[string]string) types.Import
 }
 
 // lessonShare type-checks the chapter's package (as built without tags)
-// and classifies the code lines of its main.go.
+// and classifies the code lines of its lesson files.
 func lessonShare(dir string, exports map[string]string) (share, error) {
-	return lessonShareOf(dir, "main.go", exports)
+	return lessonShareOf(dir, isLessonFile, exports)
 }
 
-// lessonShareOf classifies the code lines of file, one of the files of
-// the package main in dir.
-func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
+// lessonShareOf classifies the code lines of the files of the package
+// main in dir that counted reports true for, and sums them.
+func lessonShareOf(dir string, counted func(name string) bool, exports map[string]string) (share, error) {
 	pkg, err := build.ImportDir(dir, 0)
 	if err != nil {
 		return share{}, err
 	}
 	fset := token.NewFileSet()
-	var files []*ast.File
-	var mainFile *ast.File
+	var files, lessonFiles []*ast.File
+	var names []string
 	for _, name := range pkg.GoFiles {
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
 		if err != nil {
 			return share{}, err
 		}
 		files = append(files, f)
-		if name == file {
-			mainFile = f
+		if counted(name) {
+			lessonFiles = append(lessonFiles, f)
+			names = append(names, name)
 		}
 	}
-	if mainFile == nil {
-		return share{}, fmt.Errorf("no %s", file)
+	if len(lessonFiles) == 0 {
+		return share{}, fmt.Errorf("no lesson file in %s", dir)
 	}
 	info := &types.Info{
 		Uses:  map[*ast.Ident]types.Object{},
@@ -220,12 +242,36 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 		Types: map[ast.Expr]types.TypeAndValue{},
 	}
 	conf := types.Config{Importer: exportImporter(fset, exports)}
-	// Checked under a path outside k8s.io, so that what the file itself
-	// defines never counts as k8s.io's (client-go's examples are k8s.io/...).
+	// Checked under a path outside k8s.io, so that what the files
+	// themselves define never counts as k8s.io's (client-go's examples
+	// are k8s.io/...).
 	if _, err := conf.Check("lessonshare/"+filepath.Base(dir), fset, files, info); err != nil {
 		return share{}, err
 	}
-	src, err := os.ReadFile(filepath.Join(dir, file))
+	callsClientGo := lessonFuncs(lessonFiles, info)
+	var sum share
+	for i, f := range lessonFiles {
+		s, err := classify(fset, f, filepath.Join(dir, names[i]), info, callsClientGo)
+		if err != nil {
+			return share{}, err
+		}
+		sum.files++
+		sum.lines += s.lines
+		sum.code += s.code
+		sum.lesson += s.lesson
+		if len(lessonFiles) > 1 {
+			sum.listing = append(sum.listing, names[i]+":")
+		}
+		sum.listing = append(sum.listing, s.listing...)
+	}
+	return sum, nil
+}
+
+// classify classifies the code lines of one lesson file, whose package
+// info describes; callsClientGo are the lesson files' functions that
+// call client-go (lessonFuncs).
+func classify(fset *token.FileSet, file *ast.File, path string, info *types.Info, callsClientGo map[types.Object]bool) (share, error) {
+	src, err := os.ReadFile(path)
 	if err != nil {
 		return share{}, err
 	}
@@ -233,8 +279,8 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 	line := func(p token.Pos) int { return fset.Position(p).Line }
 
 	// Lines that are not code: comments, the package clause, imports.
-	notCode := map[int]bool{line(mainFile.Package): true}
-	for _, cg := range mainFile.Comments {
+	notCode := map[int]bool{line(file.Package): true}
+	for _, cg := range file.Comments {
 		for _, c := range cg.List {
 			if strings.TrimSpace(lines[line(c.Pos())-1]) == strings.TrimSpace(c.Text) || strings.HasPrefix(strings.TrimSpace(lines[line(c.Pos())-1]), "/*") {
 				for l := line(c.Pos()); l <= line(c.End()); l++ {
@@ -243,7 +289,17 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 			}
 		}
 	}
-	for _, d := range mainFile.Decls {
+	// The lines a multi-line string spans after its first are data (09's
+	// pod as JSON), not code.
+	ast.Inspect(file, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			for l := line(lit.Pos()) + 1; l <= line(lit.End()); l++ {
+				notCode[l] = true
+			}
+		}
+		return true
+	})
+	for _, d := range file.Decls {
 		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
 			for l := line(g.Pos()); l <= line(g.End()); l++ {
 				notCode[l] = true
@@ -254,8 +310,7 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 	printing := map[int]bool{}
 	lesson := map[int]bool{}
 	calls := map[int]bool{} // a client-go call, even one whose result is printed
-	callsClientGo := lessonFuncs(mainFile, info)
-	ast.Inspect(mainFile, func(n ast.Node) bool {
+	ast.Inspect(file, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			if id := callee(n); id != nil && info.Uses[id] != nil && (fromKubernetes(info.Uses[id]) || callsClientGo[info.Uses[id]]) {
@@ -289,7 +344,7 @@ func lessonShareOf(dir, file string, exports map[string]string) (share, error) {
 		}
 		return true
 	})
-	for l := range errorChecks(mainFile, info, callsClientGo, line) {
+	for l := range errorChecks(file, info, callsClientGo, line) {
 		calls[l] = true
 	}
 	s := share{lines: len(lines)}
@@ -424,14 +479,16 @@ func buildsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
 	return false
 }
 
-// lessonFuncs are the functions and methods of f, but print*, that call
-// client-go, directly or through another of them: a call of one is a
-// client-go call one name away, still in f.
-func lessonFuncs(f *ast.File, info *types.Info) map[types.Object]bool {
+// lessonFuncs are the functions and methods of the lesson files, but
+// print*, that call client-go, directly or through another of them: a
+// call of one is a client-go call one name away, still in the lesson.
+func lessonFuncs(lessonFiles []*ast.File, info *types.Info) map[types.Object]bool {
 	decls := map[types.Object]*ast.FuncDecl{}
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && !strings.HasPrefix(fd.Name.Name, "print") {
-			decls[info.Defs[fd.Name]] = fd
+	for _, f := range lessonFiles {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && !strings.HasPrefix(fd.Name.Name, "print") {
+				decls[info.Defs[fd.Name]] = fd
+			}
 		}
 	}
 	found := map[types.Object]bool{}

@@ -34,8 +34,10 @@ var (
 )
 
 // TestOneChapterShape: the same README sections in every chapter, every
-// step heading one string literal, no step function named stepN, and
-// main.go at most 450 lines (the lesson, with its harness elsewhere).
+// step heading one string literal, and no step function named stepN. A
+// lesson file has no line cap (issue 33: a cap of 450 lines on main.go
+// was met by cutting comments, not code); TestLessonShare weighs what
+// the lesson files hold instead.
 func TestOneChapterShape(t *testing.T) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -70,11 +72,6 @@ func TestOneChapterShape(t *testing.T) {
 			}
 			if stepN.Match(src) {
 				t.Errorf("%s: a function named stepN; name each step for its topic", rel)
-			}
-			if filepath.Base(f) == "main.go" {
-				if n := strings.Count(string(src), "\n"); n > 450 {
-					t.Errorf("%s has %d lines; keep the lesson in at most 450, the harness in another file", rel, n)
-				}
 			}
 		}
 	}
