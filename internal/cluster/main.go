@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/progress"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
@@ -54,6 +55,7 @@ func mainExit(chapter string, x Extras, args []string, stdout, stderr io.Writer,
 	defer deny(nil)
 	quietAfterEnd()
 	defer f.QuietKlogAfter(ctx)()
+	terminal := stdout // before Traced wraps it
 	stdout, finish, err := f.Traced(ctx, chapter, stdout, stderr)
 	if err != nil {
 		return exit(ctx, chapter, stderr, err)
@@ -68,6 +70,9 @@ func mainExit(chapter string, x Extras, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "%s: using %s, namespace %s\n", chapter, c.Description, c.Namespace)
 	}
 	rctx, out, done := runner.Output(ctx, chapter, opts.Step, stdout, stderr)
+	// Waits that are not the lesson say how far they are, on stderr, to
+	// a person at a terminal (internal/progress); never into the output.
+	rctx = progress.ToTerminal(rctx, terminal, stderr)
 	runErr := run(rctx, out, c)
 	closeErr := c.Close()
 	if runErr == nil {

@@ -54,6 +54,7 @@ import (
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
+	_ "github.com/informer-walkthrough/informer-walkthrough/internal/progress"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/trace"
