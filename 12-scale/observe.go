@@ -1,10 +1,11 @@
 package main
 
 // What the chapter needs to *show* the informers at work, and nothing of
-// what it teaches: the --pods flag, the opt-out of watch-list, the
-// handler that reports changes, and the printing of requests and shards.
-// The informers, the selectors and every call made on them are in
-// main.go.
+// what it teaches: the --pods and --times flags, the handler that
+// reports changes, what each replica of step 3 did, the check of step
+// 3's guarantee, and the printing of requests and shards. The informers,
+// the selectors, the replicas and every call made on them are in the
+// lesson files: firstsync.go, sharding.go and leaderelection.go.
 
 import (
 	"context"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -66,12 +68,6 @@ func (p *pods) Set(s string) error {
 	*p = pods(n)
 	return nil
 }
-
-// listThenWatch opts a ListWatch out of watch-list, as chapter 03 does:
-// the reflector asks IsWatchListSemanticsUnSupported when it is built.
-type listThenWatch struct{ *cache.ListWatch }
-
-func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // printSync prints how an informer synced: the requests it made and how
 // many pods it holds.
@@ -179,24 +175,24 @@ func printHonoured(out io.Writer, info *metav1.ShardInfo) {
 // sent, when it led, released and first reconciled, and how many pods
 // it reconciled. It reports on events, which the step awaits.
 type observed struct {
-	r      *replica
-	events *show.Lines
-	checks *reconciles
+	r         *replica
+	events    *show.Lines
+	guarantee *guaranteeCheck
 
 	mu                   sync.Mutex
 	reqs                 []apiserver.Request
 	since                int // len(reqs) when it took over
 	led, released, first time.Time
-	reconciled           int
+	reconciled, done     int // keys taken from the queue, and done
 }
 
-func newObserved(ctx context.Context, r *replica, checks *reconciles) *observed {
+func newObserved(ctx context.Context, r *replica, guarantee *guaranteeCheck) *observed {
 	// The electors' requests on the Lease come on their retry and renew
 	// timers: how many a step sees depends on how long it lasts.
 	trace.MarkTimed(func(e trace.Event) bool {
 		return (e.Lane == trace.Wire || e.Lane == trace.APIServer) && strings.Contains(e.Text, "leases")
 	})
-	return &observed{r: r, events: show.NewLines(ctx), checks: checks}
+	return &observed{r: r, events: show.NewLines(ctx), guarantee: guarantee}
 }
 
 // tap returns a copy of cfg whose clients log their requests in o,
@@ -261,53 +257,94 @@ func (o *observed) await(ctx context.Context, want string) error {
 	}
 }
 
-// reconciles checks, across the replicas, every reconcile as it starts:
-// that its replica held the Lease, and that no other replica had the
-// same key in hand.
-type reconciles struct {
+// guaranteeCheck checks the guarantee step 3 teaches, across the
+// replicas, on every key a worker takes in hand (from the queue's Get
+// to its Done, the reconcile between): that its replica held the Lease
+// as it took the key, and that no other replica had the same key in
+// hand. Leader election alone does not promise either (it has no
+// fencing); stopping a replica in order is what keeps both at 0.
+type guaranteeCheck struct {
 	mu                          sync.Mutex
 	inHand                      map[cache.ObjectName]string // key → replica
 	total, notLeader, twoAtOnce int
 }
 
-// reconciling records that o's replica starts to reconcile key; the
-// function it returns records the end.
-func (o *observed) reconciling(key cache.ObjectName, isLeader bool) (end func()) {
+func newGuaranteeCheck() *guaranteeCheck {
+	return &guaranteeCheck{inHand: map[cache.ObjectName]string{}}
+}
+
+// checked wraps a replica's queue so that each key its worker takes is
+// checked and traced, from Get to Done: the worker's code stays the
+// lesson alone, as chapter 11's recordingQueue keeps its reconciler.
+func (o *observed) checked(q workqueue.TypedRateLimitingInterface[cache.ObjectName]) checkedQueue {
+	return checkedQueue{q, o}
+}
+
+type checkedQueue struct {
+	workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	o *observed
+}
+
+// Get is the queue's Get; a key it hands out is in the replica's hand.
+func (q checkedQueue) Get() (cache.ObjectName, bool) {
+	key, shutdown := q.TypedRateLimitingInterface.Get()
+	if !shutdown {
+		q.o.takes(key)
+	}
+	return key, shutdown
+}
+
+// Done is the queue's Done, after the key has left the replica's hand.
+func (q checkedQueue) Done(key cache.ObjectName) {
+	q.o.leaves(key)
+	q.TypedRateLimitingInterface.Done(key)
+}
+
+// takes checks that o's replica may take key in hand now.
+func (o *observed) takes(key cache.ObjectName) {
+	isLeader := o.r.elector.IsLeader()
 	// On the trace, the key is the event's, not its text's: a replica
 	// reconciles every pod, and the step's lines count them.
 	if trace.On() {
 		trace.Record(trace.Event{Lane: trace.Workers, Verb: "reconcile",
 			Text: fmt.Sprintf("by %s (holds the Lease: %t)", o.r.name, isLeader), Key: key.String()}, nil)
 	}
-	c := o.checks
-	c.mu.Lock()
-	c.total++
+	g := o.guarantee
+	g.mu.Lock()
+	g.total++
 	if !isLeader {
-		c.notLeader++
+		g.notLeader++
 	}
-	if other, ok := c.inHand[key]; ok && other != o.r.name {
-		c.twoAtOnce++
+	if other, ok := g.inHand[key]; ok && other != o.r.name {
+		g.twoAtOnce++
 	}
-	c.inHand[key] = o.r.name
-	c.mu.Unlock()
+	g.inHand[key] = o.r.name
+	g.mu.Unlock()
 	o.mu.Lock()
 	if o.reconciled == 0 {
 		o.first = time.Now()
 	}
 	o.reconciled++
-	all := o.reconciled == int(podCount)
 	o.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		delete(c.inHand, key)
-		c.mu.Unlock()
-		if trace.On() {
-			trace.Record(trace.Event{Lane: trace.Workers, Verb: "done",
-				Text: "by " + o.r.name, Key: key.String()}, nil)
-		}
-		if all {
-			o.events.Send("reconciled")
-		}
+}
+
+// leaves records that key has left o's replica's hand; once it has
+// reconciled as many keys as there are pods, the step hears of it.
+func (o *observed) leaves(key cache.ObjectName) {
+	g := o.guarantee
+	g.mu.Lock()
+	delete(g.inHand, key)
+	g.mu.Unlock()
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "done",
+			Text: "by " + o.r.name, Key: key.String()}, nil)
+	}
+	o.mu.Lock()
+	o.done++
+	all := o.done == int(podCount)
+	o.mu.Unlock()
+	if all {
+		o.events.Send("reconciled")
 	}
 }
 
@@ -372,10 +409,10 @@ func (o *observed) printReconciled(ctx context.Context, out io.Writer, after *re
 	return nil
 }
 
-// print prints what the checks found.
-func (c *reconciles) print(out io.Writer) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// print prints what the check found: counts, not claims.
+func (g *guaranteeCheck) print(out io.Writer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	fmt.Fprintf(out, "  %d reconciles checked: %d by a replica that did not hold the Lease, %d of a key another replica had in hand\n",
-		c.total, c.notLeader, c.twoAtOnce)
+		g.total, g.notLeader, g.twoAtOnce)
 }

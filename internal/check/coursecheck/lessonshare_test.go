@@ -46,7 +46,6 @@ var lessonFloor = map[string]int{
 	"09-metadata":           53,
 	"10-lifecycle":          56,
 	"11-controller-runtime": 64,
-	"12-scale":              56,
 }
 
 // lessonReferences are files outside the course counted the same way,
