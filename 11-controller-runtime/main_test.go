@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,4 +58,15 @@ func BenchmarkCachedGet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startCache runs a cache for a test until the returned stop is called,
+// which waits for its informers to end: as each step starts its cache,
+// written out (cache.go), with the wait for Start that a read needs.
+func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = cache.Start(ctx) })
+	cache.WaitForCacheSync(ctx)
+	return func() { cancel(); wg.Wait() }
 }

@@ -1,10 +1,12 @@
 package main
 
 // What the chapter needs to *show* controller-runtime at work, and
-// nothing of what it teaches: the chapter's objects, a handler that
-// reports, a workqueue that reports its calls, and the printing of
-// objects and of the request log. The caches, clients, manager and
-// controller, and every call made on them, are in main.go.
+// nothing of what it teaches: a wait for a write to reach the cache, the
+// hold on the reconciler, a handler that reports, a workqueue that
+// reports its calls, and the printing of objects and of the request log.
+// The caches, clients, manager, controller and reconciler, and every
+// call made on them, are in the lesson files: cache.go, client.go and
+// reconciler.go.
 
 import (
 	"context"
@@ -18,39 +20,28 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
-// quietLogs sends controller-runtime's log (and the log of the informers
-// it runs, which it hands its logger through the context) nowhere, once:
-// stdout is the chapter's. Without it, controller-runtime prints a
-// warning with a stack trace after 30 s.
+// quietLogs gives controller-runtime a logger that discards, once:
+// stdout is the chapter's, and the log of the caches, clients and
+// controllers (and of the informers it runs, which it hands its logger
+// through the context) is not the lesson. Without it the log is dropped
+// too, since the root logger is a null sink until SetLogger is called;
+// but the first log call 30 s or more into the process prints a warning
+// with a stack trace on stderr (pkg/log/log.go, eventuallyFulfillRoot),
+// and a --step run paused on a step, or a test binary, lives that long.
+// The call says, at the start, that the chapter discards it.
 var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
-
-// startCache runs a cache until the returned stop is called, which
-// waits for its informers to end: as the course runs every informer
-// (wg.Go, then cancel and wg.Wait). A read before Start has begun fails
-// (ErrCacheNotStarted): it waits for that, through WaitForCacheSync.
-func startCache(ctx context.Context, cache crcache.Cache) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = cache.Start(ctx) }) // returns once ctx ends
-	cache.WaitForCacheSync(ctx)
-	return func() { cancel(); wg.Wait() }
-}
 
 // awaitCached waits until the cache's informer for obj's kind holds obj
 // at obj's resourceVersion: a write reaches the cache only through the
@@ -87,86 +78,61 @@ func awaitCached(ctx context.Context, crc crcache.Cache, obj client.Object) erro
 	}
 }
 
-// createFixtures creates the chapter's objects: two ConfigMaps and a pod
-// that no scheduler or kubelet will touch.
-func createFixtures(ctx context.Context, c *cluster.Cluster) error {
-	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
-	for _, nt := range [][2]string{{"web", "blue"}, {"db", "red"}} {
-		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: nt[0], Labels: cluster.Labels("team", nt[1])},
-			Data:       map[string]string{"mode": "v1"},
-		}
-		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-	}
-	_, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, fixture.GatedPod("web-1", cluster.Labels()), metav1.CreateOptions{})
-	return err
-}
-
-// ownedConfigMap is a ConfigMap whose controller is the deployment, as a
-// reconciler would create it (controllerutil.SetControllerReference).
-func ownedConfigMap(owner *appsv1.Deployment) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Name:   owner.Name + "-config",
-		Labels: cluster.Labels(),
-		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID,
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}},
-	}}
-}
-
-// setRelease sets deployment/web's release label, one event.
-func setRelease(ctx context.Context, c *cluster.Cluster, release string) error {
-	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"release":%q}}}`, release)
-	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
-
-// stepReconciler is the controller's Reconciler: it reads the deployment
-// through the manager's client, from the cache, and reports. Each call
-// then waits for the step to let it return, with the error the step
-// chooses, so that events can arrive while it runs.
-type stepReconciler struct {
-	client  client.Client
+// heldReconciler is the lesson's reconciler (reconciler.go) as the
+// controller runs it in step 6: it reports each call with the release
+// the deployment had as the call began, then holds the call until the
+// step lets it return, with the error the step chooses (nil: the
+// reconciler's own result), so that events can arrive while it runs.
+// The reconciler itself knows nothing of it.
+type heldReconciler struct {
+	r       *deploymentReconciler
 	lines   *show.Lines
 	proceed chan error
 	calls   int // one worker (MaxConcurrentReconciles 1): no lock
 }
 
-func (r *stepReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	r.calls++
+func held(r *deploymentReconciler, lines *show.Lines) *heldReconciler {
+	return &heldReconciler{r: r, lines: lines, proceed: make(chan error)}
+}
+
+func (h *heldReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	h.calls++
+	// What the reconciler is about to read, read as it will (from the
+	// cache), for the report. A deployment gone is the reconciler's to say.
 	var d appsv1.Deployment
-	if err := r.client.Get(ctx, req.NamespacedName, &d); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if err := h.r.client.Get(ctx, req.NamespacedName, &d); err != nil {
+		return h.r.Reconcile(ctx, req)
 	}
 	if trace.On() {
 		trace.Record(trace.Event{Lane: trace.Workers, Verb: "Reconcile",
-			Text: fmt.Sprintf("%s (call %d) release=%q", req.Name, r.calls, d.Labels["release"]),
+			Text: fmt.Sprintf("%s (call %d) release=%q", req.Name, h.calls, d.Labels["release"]),
 			Key:  req.String()}, &d)
 	}
-	r.lines.Sendf("reconcile %d: deployment/%s release=%q", r.calls, d.Name, d.Labels["release"])
+	h.lines.Sendf("reconcile %d: deployment/%s release=%q", h.calls, d.Name, d.Labels["release"])
+	res, err := h.r.Reconcile(ctx, req)
 	select {
-	case err := <-r.proceed: // an error is retried through the rate limiter
+	case chosen := <-h.proceed: // an error is retried through the rate limiter
+		if chosen != nil {
+			res, err = reconcile.Result{}, chosen
+		}
 		if trace.On() {
 			result := "returns"
 			if err != nil {
 				result = "returns error: " + err.Error()
 			}
 			trace.Record(trace.Event{Lane: trace.Workers, Verb: "result",
-				Text: fmt.Sprintf("%s (call %d) %s", req.Name, r.calls, result), Key: req.String()}, nil)
+				Text: fmt.Sprintf("%s (call %d) %s", req.Name, h.calls, result), Key: req.String()}, nil)
 		}
-		return reconcile.Result{}, err
+		return res, err
 	case <-ctx.Done():
 		return reconcile.Result{}, ctx.Err()
 	}
 }
 
 // let lets the reconciler's current call return err.
-func (r *stepReconciler) let(ctx context.Context, err error) {
+func (h *heldReconciler) let(ctx context.Context, err error) {
 	select {
-	case r.proceed <- err:
+	case h.proceed <- err:
 	case <-ctx.Done():
 	}
 }
