@@ -45,6 +45,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/progress"
 )
 
 const selector = "app.kubernetes.io/managed-by=informer-walkthrough-scalesync"
@@ -57,6 +58,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = progress.ToTerminal(ctx, os.Stdout, os.Stderr) // how far the pods' creation is
 	var err error
 	if *serve != "" {
 		err = serveWorkshop(ctx, *serve)
@@ -172,7 +174,9 @@ func measure(ctx context.Context, kubeconfig, namespace string, n int) error {
 func mb(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func createPods(ctx context.Context, client kubernetes.Interface, ns string, n int) error {
-	var next atomic.Int64
+	created := progress.Start(ctx, "creating pods", n)
+	defer created.Done()
+	var next, done atomic.Int64
 	errs := make(chan error, 16)
 	var wg sync.WaitGroup
 	for range 16 {
@@ -190,6 +194,7 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns string, n i
 					errs <- err
 					return
 				}
+				created.Set(int(done.Add(1)))
 			}
 		})
 	}
