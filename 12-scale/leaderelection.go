@@ -28,8 +28,9 @@ import (
 
 const leaseName = "scale-controller" // the Lease they elect a leader by
 
-// leaderElection: replica-a leads; replica-b, a warm standby, takes
-// over when it stops; then replica-a, back as a cold standby, in turn.
+// leaderElection runs two replicas that elect a leader through a Lease.
+// replica-a leads; replica-b, a warm standby, takes over when it stops;
+// then replica-a, back as a cold standby, takes over in turn.
 func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "\nStep 3. Leader election: two replicas, one Lease, a warm standby")
 	leases := c.Client.CoordinationV1().Leases(c.Namespace)
@@ -74,8 +75,9 @@ func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	return nil
 }
 
-// takeOver: r waits beside leader (if any) until it sees it lead; then
-// the leader stops, which releases the Lease, and r takes it over.
+// takeOver makes r the leader. r waits beside leader (if any) until it
+// sees it lead; then the leader stops, which releases the Lease, and r
+// takes it over at its next try.
 func takeOver(ctx context.Context, out io.Writer, leases coordinationclient.LeaseInterface, leader, r *replica) error {
 	if leader != nil {
 		if err := r.obs.awaitStandby(ctx, out, leader); err != nil {
