@@ -28,7 +28,9 @@
 //     counter (etcd's revision), and the history of changes. Every write
 //     goes through commit, which stamps the next resourceVersion, records
 //     the event and hands it to the open watches. Lists are sorted by
-//     name and page with continue tokens; a list or watch at an old
+//     name and page with continue tokens (a list at resourceVersion=0
+//     is answered whole, as kube-apiserver's watch cache answers it);
+//     a list or watch at an old
 //     resourceVersion is served from the history (stateAt, replay) until
 //     the history is compacted, then it answers 410 Expired.
 //   - Watch fan-out, watch.go: each open watch is a watcher with its own

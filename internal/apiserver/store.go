@@ -746,11 +746,24 @@ type listOptions struct {
 // list answers a LIST: items sorted by namespace and name, at the current
 // resourceVersion, or at an older one for resourceVersionMatch=Exact and
 // for continue tokens.
+//
+// A LIST at resourceVersion=0 is answered whole: kube-apiserver serves it
+// from its watch cache, which ignores the limit at resourceVersion=0
+// (computeListLimit,
+// https://github.com/kubernetes/apiserver/blob/v0.37.2/pkg/storage/cacher/cacher.go#L740-L745),
+// so there is no continue token and no remainingItemCount, with or
+// without resourceVersionMatch=NotOlderThan (transcript 06b). It is the
+// LIST an informer sends when it does not use watch-list. A continue
+// token still pages: kube-apiserver looks at the token first
+// (https://github.com/kubernetes/apiserver/blob/v0.37.2/pkg/storage/cacher/delegator/interface.go#L47-L49).
 func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
+	}
+	if o.RV == "0" && o.Continue == "" {
+		o.Limit = 0
 	}
 	at := s.rv
 	start := ""
