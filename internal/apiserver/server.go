@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -70,6 +72,14 @@ type Options struct {
 	// request, to serve more than the built-in kinds: crd.Serve adds
 	// CustomResourceDefinitions (custom.go).
 	Extend func(*Server) error
+	// TLS serves HTTPS instead of plain HTTP, with a certificate
+	// authority made at start (tls.go): Config and CA carry its
+	// certificate, for clients that trust it as a kubeconfig's
+	// certificate-authority-data. Default false: the chapters talk plain
+	// HTTP, so that what they show on the wire stays readable;
+	// cmd/workshop-cluster turns it on, for clients that refuse a
+	// kubeconfig naming http://.
+	TLS bool
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -82,6 +92,7 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	url      string
+	ca       []byte // the CA's certificate in PEM, if Options.TLS
 	log      requestLog
 	faults   faults
 
@@ -90,7 +101,7 @@ type Server struct {
 	once    sync.Once
 
 	connMu sync.Mutex
-	unused map[net.Conn]bool // accepted, no request read yet (http.StateNew)
+	unused map[net.Conn]bool // no request in hand (http.StateNew, StateIdle)
 	grace  time.Duration     // how long Close lets requests in flight finish
 
 	// parseShard parses shardSelector; nil: the ShardedListAndWatch
@@ -135,31 +146,67 @@ func Start(opts Options) (*Server, error) {
 		}
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
+	if opts.TLS {
+		cert, ca, err := servingCert()
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
+		// HTTP/2 is offered as kube-apiserver offers it, by ALPN:
+		// net/http adds "h2" to the protocols of a server it serves
+		// TLS on.
+		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		// A client that does not trust the CA is told so by its own
+		// TLS check; the server's line about it ("TLS handshake error")
+		// would only be noise in a test's output.
+		s.http.ErrorLog = log.New(io.Discard, "", 0)
+		s.url, s.ca = "https://"+ln.Addr().String(), ca
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		_ = s.http.Serve(ln) // returns http.ErrServerClosed on Close
+		// Both return http.ErrServerClosed on Close.
+		if opts.TLS {
+			_ = s.http.ServeTLS(ln, "", "")
+		} else {
+			_ = s.http.Serve(ln)
+		}
 	}()
 	return s, nil
 }
 
-// URL is the server's base URL, e.g. http://127.0.0.1:40123.
+// URL is the server's base URL, e.g. http://127.0.0.1:40123
+// (https://127.0.0.1:40123 with Options.TLS).
 func (s *Server) URL() string { return s.url }
 
-// Config is a *rest.Config for this server, as a kubeconfig would give.
+// CA is the certificate of the CA that signed the server's serving
+// certificate, in PEM, with Options.TLS; nil without.
+func (s *Server) CA() []byte { return slices.Clone(s.ca) }
+
+// Config is a *rest.Config for this server, as a kubeconfig would give:
+// with Options.TLS, it trusts the server's CA (and nothing else).
 func (s *Server) Config() *rest.Config {
-	return &rest.Config{Host: s.url, QPS: -1}
+	return &rest.Config{Host: s.url, QPS: -1, TLSClientConfig: rest.TLSClientConfig{CAData: s.CA()}}
 }
 
-// trackUnused keeps the connections that have been accepted but have
-// carried no request yet.
+// trackUnused keeps the connections that carry no request now: accepted
+// with none read yet, and those between requests (net/http reports an
+// HTTP/2 connection's to this hook only: its Shutdown does not know them
+// idle, and would wait for them until it gives up). Once the server is
+// closing, such a connection is closed as it becomes one: a watch that
+// Close ends leaves its connection idle after Close has looked.
 func (s *Server) trackUnused(c net.Conn, state http.ConnState) {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
-	if state == http.StateNew {
-		s.unused[c] = true
-	} else {
+	if state != http.StateNew && state != http.StateIdle {
 		delete(s.unused, c)
+		return
+	}
+	select {
+	case <-s.closing:
+		_ = c.Close() // no request can come on it now
+	default:
+		s.unused[c] = true
 	}
 }
 
@@ -172,8 +219,10 @@ func (s *Server) Close() error {
 		// Shutdown lets requests in flight finish, but it would wait 5 s
 		// for a connection accepted and never used: net/http's Transport
 		// dials one when a request finds no idle connection, and keeps it
-		// unused if another frees up first. No request can come on such
-		// a connection now; close them, so that Shutdown does not wait.
+		// unused if another frees up first. It would wait, too, for an
+		// HTTP/2 connection (Options.TLS) with no request open. No
+		// request can come on such a connection now; close them, so
+		// that Shutdown does not wait.
 		s.connMu.Lock()
 		for c := range s.unused {
 			_ = c.Close()
