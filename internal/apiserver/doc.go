@@ -49,8 +49,10 @@
 //     podsubresources.go, token.go and certificates.go (pods/binding and
 //     pods/eviction, serviceaccounts/token and the OpenID documents, a
 //     CertificateSigningRequest's approval and status),
-//     openapi.go (what kubectl and apply read), and discovery (legacy
-//     in server.go, aggregated in discovery.go).
+//     openapi.go (what kubectl and apply read), discovery (legacy
+//     in server.go, aggregated in discovery.go), and tls.go (HTTPS with
+//     a CA made at start, Options.TLS, for cmd/workshop-cluster's
+//     kubeconfig; the chapters speak plain HTTP).
 //   - Faults and the request log, faults.go: what the chapters call to
 //     show a failure or to count requests: [Server.Requests],
 //     [Server.InjectFault] (matching requests get an API error),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -92,7 +91,7 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	url      string
-	ca       []byte // the CA's certificate in PEM, if Options.TLS
+	tls      *serverTLS // nil: plain HTTP
 	log      requestLog
 	faults   faults
 
@@ -147,20 +146,16 @@ func Start(opts Options) (*Server, error) {
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
 	if opts.TLS {
-		cert, ca, err := servingCert()
-		if err != nil {
+		if s.tls, err = newServerTLS(); err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("workshop cluster: %w", err)
 		}
-		// HTTP/2 is offered as kube-apiserver offers it, by ALPN:
-		// net/http adds "h2" to the protocols of a server it serves
-		// TLS on.
-		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		s.http.TLSConfig = s.tls.config()
 		// A client that does not trust the CA is told so by its own
 		// TLS check; the server's line about it ("TLS handshake error")
 		// would only be noise in a test's output.
 		s.http.ErrorLog = log.New(io.Discard, "", 0)
-		s.url, s.ca = "https://"+ln.Addr().String(), ca
+		s.url = "https://" + ln.Addr().String()
 	}
 	s.wg.Add(1)
 	go func() {
@@ -180,13 +175,34 @@ func Start(opts Options) (*Server, error) {
 func (s *Server) URL() string { return s.url }
 
 // CA is the certificate of the CA that signed the server's serving
-// certificate, in PEM, with Options.TLS; nil without.
-func (s *Server) CA() []byte { return slices.Clone(s.ca) }
+// certificate, in PEM, with Options.TLS: a kubeconfig's
+// certificate-authority-data. Nil without.
+func (s *Server) CA() []byte {
+	if s.tls == nil {
+		return nil
+	}
+	return slices.Clone(s.tls.caPEM)
+}
+
+// ClientCertificate is a user's certificate and key, in PEM, signed by
+// the server's CA, with Options.TLS: a kubeconfig's
+// client-certificate-data and client-key-data (tls.go says why a
+// server without authentication hands one out). Nil without.
+func (s *Server) ClientCertificate() (cert, key []byte) {
+	if s.tls == nil {
+		return nil, nil
+	}
+	return slices.Clone(s.tls.clientCert), slices.Clone(s.tls.clientKey)
+}
 
 // Config is a *rest.Config for this server, as a kubeconfig would give:
-// with Options.TLS, it trusts the server's CA (and nothing else).
+// with Options.TLS, it trusts the server's CA (and nothing else) and
+// presents the client certificate.
 func (s *Server) Config() *rest.Config {
-	return &rest.Config{Host: s.url, QPS: -1, TLSClientConfig: rest.TLSClientConfig{CAData: s.CA()}}
+	cert, key := s.ClientCertificate()
+	return &rest.Config{Host: s.url, QPS: -1, TLSClientConfig: rest.TLSClientConfig{
+		CAData: s.CA(), CertData: cert, KeyData: key,
+	}}
 }
 
 // trackUnused keeps the connections that carry no request now: accepted

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"net/http"
@@ -28,6 +29,17 @@ func TestTLS(t *testing.T) {
 	ca, err := certutil.ParseCertsPEM(s.CA())
 	if err != nil || len(ca) != 1 || !ca[0].IsCA {
 		t.Fatalf("CA: %v, %v", ca, err)
+	}
+	// The user's certificate chains to the CA, for client auth.
+	certPEM, keyPEM := s.ClientCertificate()
+	user, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca[0])
+	if _, err := user.Leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("client certificate: %v", err)
 	}
 
 	ctx := t.Context()
@@ -75,7 +87,7 @@ func TestTLS(t *testing.T) {
 // TestTLSOffByDefault: the chapters' server speaks plain HTTP.
 func TestTLSOffByDefault(t *testing.T) {
 	s := startServer(t)
-	if !strings.HasPrefix(s.URL(), "http://127.0.0.1:") || s.CA() != nil || s.Config().CAData != nil {
+	if cert, _ := s.ClientCertificate(); !strings.HasPrefix(s.URL(), "http://127.0.0.1:") || s.CA() != nil || s.Config().CAData != nil || cert != nil {
 		t.Errorf("URL %s, CA %q: want plain HTTP and no CA", s.URL(), s.CA())
 	}
 }
