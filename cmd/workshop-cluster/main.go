@@ -12,7 +12,9 @@
 // as a kind or envtest kubeconfig carries its cluster's: clients that
 // refuse a kubeconfig naming http:// (the JavaScript client, for one)
 // take it as it is. --tls=false serves plain HTTP instead, for curl
-// without --cacert or to read the wire.
+// without --cacert or to read the wire. --garbage-collector acts on
+// ownerReferences and a DELETE's propagationPolicy, as a cluster with
+// kube-controller-manager does (off by default, as envtest).
 package main
 
 import (
@@ -46,6 +48,7 @@ func main() {
 	out := fs.String("kubeconfig-out", "workshop.kubeconfig", "where to write the kubeconfig")
 	shards := fs.Bool("shard-selectors", true, "serve shardSelector, as kube-apiserver with --feature-gates=ShardedListAndWatch=true (false: ignore it, its default)")
 	tls := fs.Bool("tls", true, "serve HTTPS, with a CA made at start and written into the kubeconfig (false: plain HTTP)")
+	gc := fs.Bool("garbage-collector", false, "act on ownerReferences and propagationPolicy, as kube-controller-manager's garbage collector (false: store them, as envtest)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
@@ -61,7 +64,7 @@ func main() {
 	// A wall clock, so that kubectl's AGE reads as on any cluster;
 	// chapters and tests keep the fixed clock of the default.
 	// Extend: it serves CustomResourceDefinitions, as any cluster does.
-	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve, TLS: *tls}
+	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve, TLS: *tls, GarbageCollection: *gc}
 	if *shards {
 		opts.ShardSelectors = shardparse.Parse
 	}

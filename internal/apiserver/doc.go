@@ -52,7 +52,10 @@
 //     openapi.go (what kubectl and apply read), discovery (legacy
 //     in server.go, aggregated in discovery.go), and tls.go (HTTPS with
 //     a CA made at start, Options.TLS, for cmd/workshop-cluster's
-//     kubeconfig; the chapters speak plain HTTP).
+//     kubeconfig; the chapters speak plain HTTP). gc.go is the garbage
+//     collector (Options.GarbageCollection, off by default): what
+//     kube-apiserver does with a DELETE's propagationPolicy, and what
+//     kube-controller-manager's collector does with ownerReferences.
 //   - Faults and the request log, faults.go: what the chapters call to
 //     show a failure or to count requests: [Server.Requests],
 //     [Server.InjectFault] (matching requests get an API error),

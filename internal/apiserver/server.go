@@ -79,6 +79,13 @@ type Options struct {
 	// cmd/workshop-cluster turns it on, for clients that refuse a
 	// kubeconfig naming http://.
 	TLS bool
+	// GarbageCollection acts on ownerReferences, as a cluster with
+	// kube-controller-manager does (gc.go): a DELETE's propagationPolicy
+	// (Background, Foreground, Orphan) is honoured, and an object whose
+	// owners are gone is deleted. Default false: as kube-apiserver with
+	// --enable-garbage-collector=false, ownerReferences are stored and
+	// never acted on, and no policy adds a finalizer.
+	GarbageCollection bool
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -156,6 +163,11 @@ func Start(opts Options) (*Server, error) {
 		// would only be noise in a test's output.
 		s.http.ErrorLog = log.New(io.Discard, "", 0)
 		s.url = "https://" + ln.Addr().String()
+	}
+	if opts.GarbageCollection {
+		s.store.mu.Lock()
+		s.store.gc = startCollector(s.store)
+		s.store.mu.Unlock()
 	}
 	s.wg.Add(1)
 	go func() {
@@ -249,6 +261,9 @@ func (s *Server) Close() error {
 		defer cancel()
 		if err := s.http.Shutdown(ctx); err != nil {
 			_ = s.http.Close()
+		}
+		if s.store.gc != nil {
+			s.store.gc.close()
 		}
 		s.wg.Wait()
 	})
@@ -376,7 +391,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.error(err)
 			return
 		}
-		res, err := s.store.delete(req.res, req.namespace, req.name, len(opts.DryRun) > 0)
+		res, err := s.store.delete(req.res, req.namespace, req.name, opts)
 		switch {
 		case err != nil:
 			rw.error(err)

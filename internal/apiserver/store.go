@@ -65,6 +65,11 @@ type store struct {
 	// create or delete of the resource drops its entry.
 	sorted map[any][]string
 
+	// gc is the garbage collector (Options.GarbageCollection, gc.go),
+	// fed every committed event; nil: none, and DELETE adds no
+	// finalizer for a propagation policy.
+	gc *collector
+
 	// defaultServiceAccounts: a namespace is made with its "default"
 	// ServiceAccount (Options.Bootstrap).
 	defaultServiceAccounts bool
@@ -186,6 +191,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 		drop := len(s.history) - s.maxHistory/2
 		s.compacted = s.history[drop-1].RV
 		s.history = append([]event(nil), s.history[drop:]...)
+	}
+	if s.gc != nil {
+		s.gc.enqueue(ev)
 	}
 	for w := range s.watchers {
 		if !w.send(ev) {
@@ -619,15 +627,21 @@ type deleteResult struct {
 	Status *metav1.Status
 }
 
-func (s *store) delete(res *Resource, namespace, name string, dry bool) (deleteResult, error) {
-	defer s.lock(dry)()
+func (s *store) delete(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
+	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return deleteResult{}, err
 	}
-	return s.deleteLocked(res, namespace, name)
+	return s.deleteLockedWith(res, namespace, name, opts)
 }
 
+// deleteLocked deletes with the default options (Background
+// propagation), for callers that hold s.mu.
 func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResult, error) {
+	return s.deleteLockedWith(res, namespace, name, &metav1.DeleteOptions{})
+}
+
+func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
 	old, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
@@ -641,9 +655,17 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 		obj, err := res.Hooks.Delete(Tx{s}, old.DeepCopyObject())
 		return deleteResult{Object: obj}, err
 	}
+	// With garbage collection, the propagation policy asked for becomes
+	// a finalizer that the collector (gc.go) removes once it has done
+	// its part: orphan, or foregroundDeletion.
+	finalizers := om.GetFinalizers()
+	if s.gc != nil && res != s.reg.lookup(namespacesGVR) {
+		finalizers = deletionFinalizers(finalizers, opts)
+	}
 	startDeletion := func() runtime.Object {
 		next := old.DeepCopyObject()
 		nm := metaOf(next)
+		nm.SetFinalizers(finalizers)
 		now := s.now()
 		nm.SetDeletionTimestamp(&now)
 		nm.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
@@ -657,7 +679,7 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 		return next
 	}
 	switch {
-	case len(om.GetFinalizers()) > 0:
+	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
 		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
 	case res == s.reg.lookup(namespacesGVR):
