@@ -22,10 +22,15 @@ import (
 //     (deletionFinalizersForGarbageCollection in k8s.io/apiserver
 //     pkg/registry/generic/registry/store.go). deletionFinalizers below
 //     is that function; store.deleteLockedWith calls it.
-//   - kube-controller-manager's garbage collector (k8s.io/kubernetes
-//     pkg/controller/garbagecollector) acts on ownerReferences: the
-//     collector below. It runs after the writes, on a goroutine of its
-//     own, as the controller runs after them on a real cluster.
+//   - kube-controller-manager's garbage collector acts on
+//     ownerReferences: the collector below, after attemptToDeleteItem,
+//     processDeletingDependentsItem and orphanDependents in
+//     https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/controller/garbagecollector/garbagecollector.go
+//     (and, for which events start them, graph_builder.go beside it).
+//     It runs after the writes, on a goroutine of its own, as the
+//     controller runs after them on a real cluster; where that
+//     controller patches, it writes the object back under the store's
+//     lock, which no other write can come between.
 //
 // Without the option the server is kube-apiserver with
 // --enable-garbage-collector=false: no finalizers are added, and
