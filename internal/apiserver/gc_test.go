@@ -233,6 +233,23 @@ func TestGCOrphan(t *testing.T) {
 	same(t, "left", f.left(), []string{"blocking", "other-owner", "plain", "shared"})
 }
 
+// TestGCDeleteCollection: a collection's DELETE passes its policy to
+// each delete, as kube-apiserver's DeleteCollection does.
+func TestGCDeleteCollection(t *testing.T) {
+	f := newGCFamily(t, Options{GarbageCollection: true})
+	err := f.cms.DeleteCollection(t.Context(), metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)},
+		metav1.ListOptions{FieldSelector: "metadata.name=owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := f.until(sawAll("owner"))
+	same(t, "first and last events", []string{seen[0], seen[len(seen)-1]}, []string{
+		"MODIFIED owner deleting=true finalizers=[orphan] owners=[]",
+		"DELETED owner deleting=true finalizers=[] owners=[]",
+	})
+	same(t, "left", f.left(), []string{"blocking", "other-owner", "plain", "shared"})
+}
+
 // TestGCOff: without the option, the server is kube-apiserver with
 // --enable-garbage-collector=false: a Foreground delete deletes at once,
 // adds no finalizer, and the dependents stay, their references dangling.

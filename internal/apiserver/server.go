@@ -424,7 +424,7 @@ func (s *Server) serveDeleteCollection(rw responder, r *http.Request, req reques
 	}
 	list, err := s.store.deleteCollection(req.res, listOptions{
 		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
-	}, len(del.DryRun) > 0)
+	}, del)
 	if err != nil {
 		rw.error(err)
 		return

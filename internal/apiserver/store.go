@@ -724,8 +724,8 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 // deleteCollection deletes, one by one, every object of res that o
 // selects, and returns the list of what it deleted, each as its delete
 // left it.
-func (s *store) deleteCollection(res *Resource, o listOptions, dry bool) (runtime.Object, error) {
-	defer s.lock(dry)()
+func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
+	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -736,7 +736,7 @@ func (s *store) deleteCollection(res *Resource, o listOptions, dry bool) (runtim
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
-		out, err := s.deleteLocked(res, m.GetNamespace(), m.GetName())
+		out, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts)
 		if err != nil {
 			return nil, err
 		}
