@@ -3,10 +3,12 @@ package workshop_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 
@@ -107,5 +109,43 @@ func TestShardSelectors(t *testing.T) {
 		if whole := len(list.Items) == 16; whole == tc.info {
 			t.Errorf("%s: the list held %d of 16 pods", tc.name, len(list.Items))
 		}
+	}
+}
+
+// TestGarbageCollection: with the option, a dependent goes once its
+// owner is deleted (in the background, after the DELETE returns: the
+// test waits for it on a watch).
+func TestGarbageCollection(t *testing.T) {
+	leakcheck.Verify(t)
+	c := workshop.Start(t, workshop.GarbageCollection())
+	ctx := t.Context()
+	cms := c.Client().CoreV1().ConfigMaps(metav1.NamespaceDefault)
+	owner, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := c.Client().CoreV1().Secrets(metav1.NamespaceDefault)
+	dep, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "dependent",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := secrets.Watch(ctx, metav1.ListOptions{ResourceVersion: dep.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ev watch.Event
+	select {
+	case ev = <-w.ResultChan():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dependent is still there after 10 s")
+	}
+	if s, ok := ev.Object.(*corev1.Secret); ev.Type != watch.Deleted || !ok || s.Name != "dependent" {
+		t.Fatalf("got %s %v, want the dependent DELETED", ev.Type, ev.Object)
 	}
 }

@@ -40,7 +40,7 @@ func startForKubectl(t *testing.T) (kubeconfig string, env []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan *apiserver.Server, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, apiserver.Options{}, kubeconfig, io.Discard, ready) }()
+	go func() { done <- serve(ctx, apiserver.Options{TLS: true}, kubeconfig, io.Discard, ready) }()
 	select {
 	case <-ready:
 	case err := <-done:

@@ -5,9 +5,16 @@
 //	export KUBECONFIG=$PWD/workshop.kubeconfig
 //	kubectl get pods -n informer-walkthrough -w
 //
-// It serves on 127.0.0.1 only, without authentication, until Ctrl-C,
-// with the ShardedListAndWatch gate on (shardSelector, chapter 12)
-// unless --shard-selectors=false.
+// It serves HTTPS on 127.0.0.1 only, without authentication, until
+// Ctrl-C, with the ShardedListAndWatch gate on (shardSelector, chapter 12)
+// unless --shard-selectors=false. Its certificate is signed by a CA made
+// at start, which the kubeconfig carries in certificate-authority-data,
+// as a kind or envtest kubeconfig carries its cluster's: clients that
+// refuse a kubeconfig naming http:// (the JavaScript client, for one)
+// take it as it is. --tls=false serves plain HTTP instead, for curl
+// without --cacert or to read the wire. --garbage-collector acts on
+// ownerReferences and a DELETE's propagationPolicy, as a cluster with
+// kube-controller-manager does (off by default, as envtest).
 package main
 
 import (
@@ -40,6 +47,8 @@ func main() {
 	port := fs.Int("port", 0, "port on 127.0.0.1 to listen on (default: a free one)")
 	out := fs.String("kubeconfig-out", "workshop.kubeconfig", "where to write the kubeconfig")
 	shards := fs.Bool("shard-selectors", true, "serve shardSelector, as kube-apiserver with --feature-gates=ShardedListAndWatch=true (false: ignore it, its default)")
+	tls := fs.Bool("tls", true, "serve HTTPS, with a CA made at start and written into the kubeconfig (false: plain HTTP)")
+	gc := fs.Bool("garbage-collector", false, "act on ownerReferences and propagationPolicy, as kube-controller-manager's garbage collector (false: store them, as envtest)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
@@ -55,7 +64,7 @@ func main() {
 	// A wall clock, so that kubectl's AGE reads as on any cluster;
 	// chapters and tests keep the fixed clock of the default.
 	// Extend: it serves CustomResourceDefinitions, as any cluster does.
-	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve}
+	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve, TLS: *tls, GarbageCollection: *gc}
 	if *shards {
 		opts.ShardSelectors = shardparse.Parse
 	}
@@ -94,8 +103,13 @@ func serve(ctx context.Context, opts apiserver.Options, kubeconfig string, out i
 		return err
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["workshop"] = &clientcmdapi.Cluster{Server: srv.URL()}
-	cfg.AuthInfos["workshop"] = &clientcmdapi.AuthInfo{}
+	// With TLS, the kubeconfig trusts the cluster's own CA (nil without).
+	cfg.Clusters["workshop"] = &clientcmdapi.Cluster{Server: srv.URL(), CertificateAuthorityData: srv.CA()}
+	// With TLS, a user's client certificate, as kind and envtest write
+	// one: kubectl prompts for a password where an https cluster's user
+	// has no credential. The server asks for none (tls.go).
+	cert, key := srv.ClientCertificate()
+	cfg.AuthInfos["workshop"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
 	cfg.Contexts["workshop"] = &clientcmdapi.Context{
 		Cluster: "workshop", AuthInfo: "workshop", Namespace: cluster.DefaultNamespace,
 	}

@@ -28,7 +28,9 @@
 //     counter (etcd's revision), and the history of changes. Every write
 //     goes through commit, which stamps the next resourceVersion, records
 //     the event and hands it to the open watches. Lists are sorted by
-//     name and page with continue tokens; a list or watch at an old
+//     name and page with continue tokens (a list at resourceVersion=0
+//     is answered whole, as kube-apiserver's watch cache answers it);
+//     a list or watch at an old
 //     resourceVersion is served from the history (stateAt, replay) until
 //     the history is compacted, then it answers 410 Expired.
 //   - Watch fan-out, watch.go: each open watch is a watcher with its own
@@ -47,8 +49,13 @@
 //     podsubresources.go, token.go and certificates.go (pods/binding and
 //     pods/eviction, serviceaccounts/token and the OpenID documents, a
 //     CertificateSigningRequest's approval and status),
-//     openapi.go (what kubectl and apply read), and discovery (legacy
-//     in server.go, aggregated in discovery.go).
+//     openapi.go (what kubectl and apply read), discovery (legacy
+//     in server.go, aggregated in discovery.go), and tls.go (HTTPS with
+//     a CA made at start, Options.TLS, for cmd/workshop-cluster's
+//     kubeconfig; the chapters speak plain HTTP). gc.go is the garbage
+//     collector (Options.GarbageCollection, off by default): what
+//     kube-apiserver does with a DELETE's propagationPolicy, and what
+//     kube-controller-manager's collector does with ownerReferences.
 //   - Faults and the request log, faults.go: what the chapters call to
 //     show a failure or to count requests: [Server.Requests],
 //     [Server.InjectFault] (matching requests get an API error),

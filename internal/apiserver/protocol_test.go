@@ -378,6 +378,45 @@ func recordedToken(c *capture, name string) string {
 	return str(decode(c.t, transcript(c.t, name)[0].Body), "metadata", "continue")
 }
 
+// TestListRV0IsWhole: a LIST at resourceVersion=0 is answered whole, as
+// kube-apiserver answers it from its watch cache: limit=1 is ignored, no
+// continue token, no remainingItemCount, with or without
+// resourceVersionMatch=NotOlderThan; without a resourceVersion the same
+// limit=1 pages. The namespace's objects are made from the recorded
+// answer (kube-root-ca.crt is kube-controller-manager's there); the
+// recording left managedFields out of the items.
+// transcript 06b-list-rv0-limit-ignored
+func TestListRV0IsWhole(t *testing.T) {
+	s := startServer(t)
+	c := newClient(t, s)
+	const ns = "/api/v1/namespaces/capture-limit/configmaps"
+	c.mustDo(http.StatusCreated, http.MethodPost, "/api/v1/namespaces",
+		map[string]any{"metadata": map[string]any{"name": "capture-limit"}})
+	exchanges := transcript(t, "06b-list-rv0-limit-ignored")
+	for _, it := range decode(t, exchanges[0].Body)["items"].([]any) {
+		md := it.(map[string]any)["metadata"].(map[string]any)
+		for _, k := range []string{"uid", "resourceVersion", "creationTimestamp"} {
+			delete(md, k)
+		}
+		c.mustDo(http.StatusCreated, http.MethodPost, ns, it)
+	}
+	for _, ex := range exchanges {
+		// The recording kept the answers' bodies only, each a
+		// ConfigMapList: a 200.
+		code, got := c.do(ex.Method, ex.Path, nil)
+		if code != http.StatusOK {
+			t.Errorf("%s: HTTP %d, want 200", ex.Path, code)
+		}
+		for _, it := range got["items"].([]any) {
+			delete(it.(map[string]any)["metadata"].(map[string]any), "managedFields")
+		}
+		sameJSON(t, ex.Path, got, decode(t, ex.Body))
+		if rv := str(got, "metadata", "resourceVersion"); rv != s.ResourceVersion() {
+			t.Errorf("%s: list resourceVersion %s, want the current %s", ex.Path, rv, s.ResourceVersion())
+		}
+	}
+}
+
 // TestWatches opens each recorded watch and compares the stream: the event
 // types and objects in order, and their resourceVersions. before brings the
 // cluster to the recorded state; during makes the changes the watch sees

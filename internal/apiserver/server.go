@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -70,6 +71,21 @@ type Options struct {
 	// request, to serve more than the built-in kinds: crd.Serve adds
 	// CustomResourceDefinitions (custom.go).
 	Extend func(*Server) error
+	// TLS serves HTTPS instead of plain HTTP, with a certificate
+	// authority made at start (tls.go): Config and CA carry its
+	// certificate, for clients that trust it as a kubeconfig's
+	// certificate-authority-data. Default false: the chapters talk plain
+	// HTTP, so that what they show on the wire stays readable;
+	// cmd/workshop-cluster turns it on, for clients that refuse a
+	// kubeconfig naming http://.
+	TLS bool
+	// GarbageCollection acts on ownerReferences, as a cluster with
+	// kube-controller-manager does (gc.go): a DELETE's propagationPolicy
+	// (Background, Foreground, Orphan) is honoured, and an object whose
+	// owners are gone is deleted. Default false: as kube-apiserver with
+	// --enable-garbage-collector=false, ownerReferences are stored and
+	// never acted on, and no policy adds a finalizer.
+	GarbageCollection bool
 }
 
 // FixedTime is the instant the workshop cluster's clock shows by default.
@@ -82,6 +98,7 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	url      string
+	tls      *serverTLS // nil: plain HTTP
 	log      requestLog
 	faults   faults
 
@@ -90,7 +107,7 @@ type Server struct {
 	once    sync.Once
 
 	connMu sync.Mutex
-	unused map[net.Conn]bool // accepted, no request read yet (http.StateNew)
+	unused map[net.Conn]bool // no request in hand (http.StateNew, StateIdle)
 	grace  time.Duration     // how long Close lets requests in flight finish
 
 	// parseShard parses shardSelector; nil: the ShardedListAndWatch
@@ -135,31 +152,89 @@ func Start(opts Options) (*Server, error) {
 		}
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackUnused}
+	if opts.TLS {
+		if s.tls, err = newServerTLS(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
+		s.http.TLSConfig = s.tls.config()
+		// A client that does not trust the CA is told so by its own
+		// TLS check; the server's line about it ("TLS handshake error")
+		// would only be noise in a test's output.
+		s.http.ErrorLog = log.New(io.Discard, "", 0)
+		s.url = "https://" + ln.Addr().String()
+	}
+	if opts.GarbageCollection {
+		s.store.mu.Lock()
+		s.store.gc = startCollector(s.store)
+		s.store.mu.Unlock()
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		_ = s.http.Serve(ln) // returns http.ErrServerClosed on Close
+		// Both return http.ErrServerClosed on Close.
+		if opts.TLS {
+			_ = s.http.ServeTLS(ln, "", "")
+		} else {
+			_ = s.http.Serve(ln)
+		}
 	}()
 	return s, nil
 }
 
-// URL is the server's base URL, e.g. http://127.0.0.1:40123.
+// URL is the server's base URL, e.g. http://127.0.0.1:40123
+// (https://127.0.0.1:40123 with Options.TLS).
 func (s *Server) URL() string { return s.url }
 
-// Config is a *rest.Config for this server, as a kubeconfig would give.
-func (s *Server) Config() *rest.Config {
-	return &rest.Config{Host: s.url, QPS: -1}
+// CA is the certificate of the CA that signed the server's serving
+// certificate, in PEM, with Options.TLS: a kubeconfig's
+// certificate-authority-data. Nil without.
+func (s *Server) CA() []byte {
+	if s.tls == nil {
+		return nil
+	}
+	return slices.Clone(s.tls.caPEM)
 }
 
-// trackUnused keeps the connections that have been accepted but have
-// carried no request yet.
+// ClientCertificate is a user's certificate and key, in PEM, signed by
+// the server's CA, with Options.TLS: a kubeconfig's
+// client-certificate-data and client-key-data (tls.go says why a
+// server without authentication hands one out). Nil without.
+func (s *Server) ClientCertificate() (cert, key []byte) {
+	if s.tls == nil {
+		return nil, nil
+	}
+	return slices.Clone(s.tls.clientCert), slices.Clone(s.tls.clientKey)
+}
+
+// Config is a *rest.Config for this server, as a kubeconfig would give:
+// with Options.TLS, it trusts the server's CA (and nothing else) and
+// presents the client certificate.
+func (s *Server) Config() *rest.Config {
+	cert, key := s.ClientCertificate()
+	return &rest.Config{Host: s.url, QPS: -1, TLSClientConfig: rest.TLSClientConfig{
+		CAData: s.CA(), CertData: cert, KeyData: key,
+	}}
+}
+
+// trackUnused keeps the connections that carry no request now: accepted
+// with none read yet, and those between requests (net/http reports an
+// HTTP/2 connection's to this hook only: its Shutdown does not know them
+// idle, and would wait for them until it gives up). Once the server is
+// closing, such a connection is closed as it becomes one: a watch that
+// Close ends leaves its connection idle after Close has looked.
 func (s *Server) trackUnused(c net.Conn, state http.ConnState) {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
-	if state == http.StateNew {
-		s.unused[c] = true
-	} else {
+	if state != http.StateNew && state != http.StateIdle {
 		delete(s.unused, c)
+		return
+	}
+	select {
+	case <-s.closing:
+		_ = c.Close() // no request can come on it now
+	default:
+		s.unused[c] = true
 	}
 }
 
@@ -172,8 +247,10 @@ func (s *Server) Close() error {
 		// Shutdown lets requests in flight finish, but it would wait 5 s
 		// for a connection accepted and never used: net/http's Transport
 		// dials one when a request finds no idle connection, and keeps it
-		// unused if another frees up first. No request can come on such
-		// a connection now; close them, so that Shutdown does not wait.
+		// unused if another frees up first. It would wait, too, for an
+		// HTTP/2 connection (Options.TLS) with no request open. No
+		// request can come on such a connection now; close them, so
+		// that Shutdown does not wait.
 		s.connMu.Lock()
 		for c := range s.unused {
 			_ = c.Close()
@@ -184,6 +261,9 @@ func (s *Server) Close() error {
 		defer cancel()
 		if err := s.http.Shutdown(ctx); err != nil {
 			_ = s.http.Close()
+		}
+		if s.store.gc != nil {
+			s.store.gc.close()
 		}
 		s.wg.Wait()
 	})
@@ -311,7 +391,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.error(err)
 			return
 		}
-		res, err := s.store.delete(req.res, req.namespace, req.name, len(opts.DryRun) > 0)
+		res, err := s.store.delete(req.res, req.namespace, req.name, opts)
 		switch {
 		case err != nil:
 			rw.error(err)
@@ -344,7 +424,7 @@ func (s *Server) serveDeleteCollection(rw responder, r *http.Request, req reques
 	}
 	list, err := s.store.deleteCollection(req.res, listOptions{
 		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
-	}, len(del.DryRun) > 0)
+	}, del)
 	if err != nil {
 		rw.error(err)
 		return

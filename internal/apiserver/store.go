@@ -65,6 +65,11 @@ type store struct {
 	// create or delete of the resource drops its entry.
 	sorted map[any][]string
 
+	// gc is the garbage collector (Options.GarbageCollection, gc.go),
+	// fed every committed event; nil: none, and DELETE adds no
+	// finalizer for a propagation policy.
+	gc *collector
+
 	// defaultServiceAccounts: a namespace is made with its "default"
 	// ServiceAccount (Options.Bootstrap).
 	defaultServiceAccounts bool
@@ -186,6 +191,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 		drop := len(s.history) - s.maxHistory/2
 		s.compacted = s.history[drop-1].RV
 		s.history = append([]event(nil), s.history[drop:]...)
+	}
+	if s.gc != nil {
+		s.gc.enqueue(ev)
 	}
 	for w := range s.watchers {
 		if !w.send(ev) {
@@ -619,15 +627,21 @@ type deleteResult struct {
 	Status *metav1.Status
 }
 
-func (s *store) delete(res *Resource, namespace, name string, dry bool) (deleteResult, error) {
-	defer s.lock(dry)()
+func (s *store) delete(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
+	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return deleteResult{}, err
 	}
-	return s.deleteLocked(res, namespace, name)
+	return s.deleteLockedWith(res, namespace, name, opts)
 }
 
+// deleteLocked deletes with the default options (Background
+// propagation), for callers that hold s.mu.
 func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResult, error) {
+	return s.deleteLockedWith(res, namespace, name, &metav1.DeleteOptions{})
+}
+
+func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
 	old, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
@@ -641,9 +655,17 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 		obj, err := res.Hooks.Delete(Tx{s}, old.DeepCopyObject())
 		return deleteResult{Object: obj}, err
 	}
+	// With garbage collection, the propagation policy asked for becomes
+	// a finalizer that the collector (gc.go) removes once it has done
+	// its part: orphan, or foregroundDeletion.
+	finalizers := om.GetFinalizers()
+	if s.gc != nil && res != s.reg.lookup(namespacesGVR) {
+		finalizers = deletionFinalizers(finalizers, opts)
+	}
 	startDeletion := func() runtime.Object {
 		next := old.DeepCopyObject()
 		nm := metaOf(next)
+		nm.SetFinalizers(finalizers)
 		now := s.now()
 		nm.SetDeletionTimestamp(&now)
 		nm.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
@@ -657,7 +679,7 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 		return next
 	}
 	switch {
-	case len(om.GetFinalizers()) > 0:
+	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
 		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
 	case res == s.reg.lookup(namespacesGVR):
@@ -702,8 +724,8 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 // deleteCollection deletes, one by one, every object of res that o
 // selects, and returns the list of what it deleted, each as its delete
 // left it.
-func (s *store) deleteCollection(res *Resource, o listOptions, dry bool) (runtime.Object, error) {
-	defer s.lock(dry)()
+func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
+	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -714,7 +736,7 @@ func (s *store) deleteCollection(res *Resource, o listOptions, dry bool) (runtim
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
-		out, err := s.deleteLocked(res, m.GetNamespace(), m.GetName())
+		out, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -746,11 +768,24 @@ type listOptions struct {
 // list answers a LIST: items sorted by namespace and name, at the current
 // resourceVersion, or at an older one for resourceVersionMatch=Exact and
 // for continue tokens.
+//
+// A LIST at resourceVersion=0 is answered whole: kube-apiserver serves it
+// from its watch cache, which ignores the limit at resourceVersion=0
+// (computeListLimit,
+// https://github.com/kubernetes/apiserver/blob/v0.37.2/pkg/storage/cacher/cacher.go#L740-L745),
+// so there is no continue token and no remainingItemCount, with or
+// without resourceVersionMatch=NotOlderThan (transcript 06b). It is the
+// LIST an informer sends when it does not use watch-list. A continue
+// token still pages: kube-apiserver looks at the token first
+// (https://github.com/kubernetes/apiserver/blob/v0.37.2/pkg/storage/cacher/delegator/interface.go#L47-L49).
 func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
+	}
+	if o.RV == "0" && o.Continue == "" {
+		o.Limit = 0
 	}
 	at := s.rv
 	start := ""
