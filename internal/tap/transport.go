@@ -8,9 +8,9 @@ import (
 	"path"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
@@ -71,6 +71,9 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 			req.Obj, _, _ = scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
 		}
 	}
+	if m, err := meta.Accessor(req.Obj); err == nil && req.Name == "" {
+		req.Name = m.GetName() // a create's
+	}
 	// A hold happens before the request leaves: what the server holds
 	// then is what the held request will meet.
 	if g := t.rec.holding(req); g != nil {
@@ -97,11 +100,15 @@ func reason(resp *http.Response) string {
 	raw, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(raw))
-	var status metav1.Status
-	if err != nil || json.Unmarshal(raw, &status) != nil {
+	if err != nil {
 		return ""
 	}
-	return string(status.Reason)
+	// JSON or protobuf, as the client asked.
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+	if status, ok := obj.(*metav1.Status); ok && err == nil {
+		return string(status.Reason)
+	}
+	return ""
 }
 
 // String is the request as the request log shows it, and its answer.
