@@ -153,12 +153,18 @@ func Under(out io.Writer, heading string, lines []string) {
 	Print(out, indent+"  ", lines)
 }
 
+// Source is what Next and Sorted await lines from: Lines, or the
+// events of a tap's recorder rendered as lines (tap.Recorder.Calls).
+type Source interface {
+	Await(ctx context.Context, n int) ([]string, error)
+}
+
 // Next prints heading as it is, if it is not "", then awaits the next n
 // lines and prints them after indent, in the order they came. If ctx
 // ends first, it prints the lines that came and returns the error that
 // says what it was still waiting for (the runner reports why ctx ended,
 // so a step that goes on regardless may leave it).
-func Next(ctx context.Context, out io.Writer, heading, indent string, lines *Lines, n int) error {
+func Next(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
 	if heading != "" {
 		fmt.Fprintln(out, heading)
 	}
@@ -170,11 +176,12 @@ func Next(ctx context.Context, out io.Writer, heading, indent string, lines *Lin
 // Sorted is Next for lines whose order client-go does not promise (the
 // objects of an initial list, a resync, two handlers' calls): it prints
 // them sorted.
-func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines *Lines, n int) error {
+func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
 	if heading != "" {
 		fmt.Fprintln(out, heading)
 	}
-	got, err := lines.AwaitSorted(ctx, n)
+	got, err := lines.Await(ctx, n)
+	slices.Sort(got)
 	Print(out, indent, got)
 	return err
 }

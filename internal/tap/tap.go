@@ -69,6 +69,38 @@ func (r *Recorder) Next(ctx context.Context) (Event, error) { return r.feed.Next
 // Drain returns the events recorded and not yet awaited, without waiting.
 func (r *Recorder) Drain() []Event { return r.feed.Drain() }
 
+// Calls is the handler calls the recorder gets, each as
+// HandlerCall.String shows it, for show.Next and show.Sorted; what else
+// it gets (a Held) is skipped.
+func (r *Recorder) Calls() show.Source { return calls{r} }
+
+type calls struct{ r *Recorder }
+
+func (c calls) Await(ctx context.Context, n int) ([]string, error) {
+	var got []string
+	for len(got) < n {
+		e, err := c.r.Next(ctx)
+		if err != nil {
+			return got, err
+		}
+		if call, ok := e.(HandlerCall); ok {
+			got = append(got, call.String())
+		}
+	}
+	return got, nil
+}
+
+// HandlerCalls keeps the handler calls among events.
+func HandlerCalls(events []Event) []HandlerCall {
+	var got []HandlerCall
+	for _, e := range events {
+		if call, ok := e.(HandlerCall); ok {
+			got = append(got, call)
+		}
+	}
+	return got
+}
+
 // record is what every tap calls once per call: the trace gets the
 // event, the feed gets it, and if a step holds calls like it, the tap's
 // goroutine waits here until the step releases it (holdAt).

@@ -67,7 +67,7 @@ var lessonReferences = []struct{ pkg, file string }{
 // own error check counts with the call (issue 25): the lines of
 // `if err != nil { return … }` right after a statement that calls
 // client-go and assigns err, or of `if x, err := call(); err != nil {
-// return … }`, are lesson, since client-go's examples handle errors the
+// return … }`, or of `if !cache.WaitFor(…) { return … }`, are lesson, since client-go's examples handle errors the
 // same way and the check is part of calling it.
 //
 // go test -v -run TestLessonShare ./internal/check/coursecheck prints
@@ -190,6 +190,7 @@ func exportImporter(fset *token.FileSet, exports map[string]string) types.Import
 // main.go, and a call of a function of any of them that calls client-go
 // counts as the client-go call it is.
 var splitLessons = map[string][]string{
+	"05-informer":   {"batches.go"},
 	"07-controller": {"controller.go"},
 }
 
@@ -560,6 +561,17 @@ func errorChecks(f *ast.File, info *types.Info, callsClientGo map[types.Object]b
 		return false
 	}
 	check := func(ifs *ast.IfStmt, before ast.Stmt) {
+		// `if !cache.WaitFor(…) { return … }`: a client-go call that
+		// reports failure as false, and its own check.
+		if not, ok := ifs.Cond.(*ast.UnaryExpr); ok && not.Op == token.NOT && ifs.Else == nil &&
+			len(ifs.Body.List) == 1 && clientGoCall(not.X) {
+			if _, ok := ifs.Body.List[0].(*ast.ReturnStmt); ok {
+				for l := line(ifs.Pos()); l <= line(ifs.End()); l++ {
+					lines[l] = true
+				}
+			}
+			return
+		}
 		bin, ok := ifs.Cond.(*ast.BinaryExpr)
 		if !ok || bin.Op != token.NEQ || ifs.Else != nil || len(ifs.Body.List) != 1 {
 			return
