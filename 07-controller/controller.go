@@ -79,8 +79,9 @@ func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
 			o, n := old.(*appsv1.Deployment), new.(*appsv1.Deployment)
 			switch {
 			case o.ResourceVersion == n.ResourceVersion:
-				// Unchanged: a relist or a resync.
-				c.logger.Info("Skip", "object", n, "old", o)
+				// Unchanged: a relist or a resync. Rare: say so.
+				c.logger.Info("Skipping an unchanged update", "deployment", klog.KObj(n),
+					"resourceVersion", n.ResourceVersion)
 			case o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels):
 				c.enqueue("UPDATE", n)
 			}
@@ -98,7 +99,7 @@ func (c *Controller) enqueue(event string, obj any) {
 	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
 		utilruntime.HandleError(err)
 	} else {
-		c.logger.V(4).Info("Enqueue", "event", event, "key", key)
+		c.logger.V(4).Info("Enqueuing", "event", event, "key", key)
 		c.workqueue.Add(key)
 	}
 }
