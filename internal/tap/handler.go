@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
@@ -145,3 +146,44 @@ func resourceVersion(obj any) string {
 	}
 	return "?"
 }
+
+// TypedHandler is Handler for the type-safe handlers new in v0.37: a
+// cache.TypedResourceEventHandler[T] (an informer's
+// AddTypedEventHandler takes one). It records the same HandlerCall; a
+// DeletedObject whose final state is unknown is recorded as the
+// DeletedFinalStateUnknown it carries, as an untyped handler gets it.
+type TypedHandler[T cache.Object] struct {
+	Rec   *Recorder
+	Name  string
+	Next  cache.TypedResourceEventHandler[T] // the handler observed, if any
+	Store cache.Store
+}
+
+var _ cache.TypedResourceEventHandler[*metav1.PartialObjectMetadata] = TypedHandler[*metav1.PartialObjectMetadata]{}
+
+func (h TypedHandler[T]) OnAdd(obj T, isInInitialList bool) {
+	if h.Next != nil {
+		h.Next.OnAdd(obj, isInInitialList)
+	}
+	h.untyped().record(HandlerCall{Method: "OnAdd", Obj: obj, InInitialList: isInInitialList})
+}
+
+func (h TypedHandler[T]) OnUpdate(oldObj, newObj T) {
+	if h.Next != nil {
+		h.Next.OnUpdate(oldObj, newObj)
+	}
+	h.untyped().record(HandlerCall{Method: "OnUpdate", Obj: newObj, Old: oldObj})
+}
+
+func (h TypedHandler[T]) OnDelete(d cache.DeletedObject[T]) {
+	if h.Next != nil {
+		h.Next.OnDelete(d)
+	}
+	var obj any = d.OptionalObj
+	if d.FinalStateUnknown != nil {
+		obj = *d.FinalStateUnknown
+	}
+	h.untyped().record(HandlerCall{Method: "OnDelete", Obj: obj})
+}
+
+func (h TypedHandler[T]) untyped() Handler { return Handler{Rec: h.Rec, Name: h.Name, Store: h.Store} }

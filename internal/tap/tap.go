@@ -4,6 +4,7 @@
 // Recorder.
 //
 //	Handler   a cache.ResourceEventHandler: OnAdd, OnUpdate, OnDelete
+//	TypedHandler[T]  a cache.TypedResourceEventHandler[T], the same
 //	Queue[T]  a workqueue.TypedRateLimitingInterface[T]: Add, Get, Done, …
 //	ListerWatcher  a cache.ListerWatcher: List, Watch
 //	Transport an http.RoundTripper under a rest.Config: the requests one

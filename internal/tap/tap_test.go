@@ -256,3 +256,27 @@ func TestTransport(t *testing.T) {
 		t.Error("the client did not get the 409")
 	}
 }
+
+// TestTypedHandler: a typed handler's calls are recorded as an untyped
+// one's; a delete whose final state is unknown, as its tombstone.
+func TestTypedHandler(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	var deleted []string
+	h := TypedHandler[*corev1.ConfigMap]{Rec: rec, Name: "typed", Next: cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap]{
+		DeleteFunc: func(d cache.DeletedObject[*corev1.ConfigMap]) { deleted = append(deleted, d.GetKey()) },
+	}}
+	a := cm("a", "1")
+	h.OnAdd(a, false)
+	h.OnDelete(cache.DeletedObject[*corev1.ConfigMap]{OptionalObj: a,
+		FinalStateUnknown: &cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: a}})
+	want := []string{
+		"typed  OnAdd     configmap/a rv=1  isInInitialList=false",
+		"typed  OnDelete  DeletedFinalStateUnknown key=ns/a, last known configmap/a rv=1",
+	}
+	if got := strs(rec.Drain()); !slices.Equal(got, want) {
+		t.Errorf("recorded %q, want %q", got, want)
+	}
+	if !slices.Equal(deleted, []string{"ns/a"}) {
+		t.Errorf("passed on %q", deleted)
+	}
+}
