@@ -28,7 +28,7 @@ package tap
 
 import (
 	"context"
-	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
@@ -185,9 +185,14 @@ func (g *Gate) wait(done <-chan struct{}) {
 // Held is a call a Gate holds: recorded when its tap begins to wait.
 type Held struct{ Event }
 
-// Trace is the held call on its own lane, marked held.
+// Trace is the held call on its own lane, marked held. A handler's call
+// is named by its handler and method, not its object: which object comes
+// first is often not defined (an initial list), that a call is held is.
 func (h Held) Trace() (trace.Event, any) {
 	e, _ := h.Event.Trace()
-	return trace.Event{Lane: e.Lane, Verb: "held", Text: fmt.Sprintf("%s %s (by the step)", e.Verb, e.Text),
-		Key: e.Key}, nil
+	text := e.Verb + " " + e.Text
+	if call, ok := h.Event.(HandlerCall); ok {
+		text = strings.TrimSpace(call.Method + " " + call.Handler)
+	}
+	return trace.Event{Lane: e.Lane, Verb: "held", Text: text + " (by the step)", Key: e.Key}, nil
 }
