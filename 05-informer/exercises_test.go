@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while
@@ -94,10 +95,10 @@ func TestExercise1DeletedConfigMap(t *testing.T) {
 	}
 }
 
-// showCM is describe for a ConfigMap that may be nil.
+// showCM is show.Describe for a ConfigMap that may be nil.
 func showCM(cm *corev1.ConfigMap) string {
 	if cm == nil {
 		return "nil"
 	}
-	return describe(cm)
+	return show.Describe(cm)
 }

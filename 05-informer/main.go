@@ -5,8 +5,10 @@
 // taken apart, resynced, relisted after an outage, shared, and batched.
 //
 // Read alongside (client-go v0.37.2): tools/cache/controller.go,
-// shared_informer.go, the_real_fifo.go, reflector.go. observe.go holds
-// what only shows the informers at work (the reporting handler, printing).
+// shared_informer.go, the_real_fifo.go, reflector.go. Each informer's
+// handler is the course's tap.Handler (internal/tap): it records every
+// call, and the steps await and print the calls. observe.go holds what
+// else only shows the informers at work (printing).
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("05-informer", run) }
@@ -75,12 +78,13 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  before Run: created %s and %s\n", describe(web), describe(db))
+	fmt.Fprintf(out, "  before Run: created %s and %s\n", show.Describe(web), show.Describe(db))
 
 	// !+newinformer
-	// NewInformer is deprecated in v0.37 but is in most code in the wild.
-	// Its handler runs on the informer's goroutine.
-	h := handler{lines: show.NewLines(ctx)}
+	// NewInformer is deprecated (already in v0.36), but most code in the
+	// wild still calls it. Its handler runs on the informer's goroutine:
+	// here the course's, which records each call for the step to print.
+	h := tap.Handler{Rec: tap.NewRecorder(ctx)}
 	store, ctrl := cache.NewInformer(lw, &corev1.ConfigMap{}, 0, h)
 	informers.Go(func() { ctrl.RunWithContext(ctx) }) // until ctx ends
 
@@ -91,21 +95,29 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
-	show.Sorted(ctx, out, "  initial list (order not defined, sorted):", "  ", h.lines, len(store.ListKeys()))
+	if err := show.Sorted(ctx, out, "  initial list (order not defined, sorted):", "  ", h.Rec.Calls(), len(store.ListKeys())); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
 	fmt.Fprintln(out, "  live changes, each awaited:") // so the output keeps their order
 	if _, err := cms.Create(ctx, configMap("cache", "blue"), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, h.lines, "create configmap/cache")
+	if err := printCalls(ctx, out, h.Rec, "create configmap/cache"); err != nil {
+		return err
+	}
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, h.lines, "patch  configmap/web")
+	if err := printCalls(ctx, out, h.Rec, "patch  configmap/web"); err != nil {
+		return err
+	}
 	if err := cms.Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, h.lines, "delete configmap/db")
+	if err := printCalls(ctx, out, h.Rec, "delete configmap/db"); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  store keys %v\n", slices.Sorted(slices.Values(store.ListKeys())))
 	return nil
 }
@@ -121,13 +133,15 @@ func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, 
 		}
 		return nil, nil
 	}
-	h := handler{lines: show.NewLines(ctx)}
+	h := tap.Handler{Rec: tap.NewRecorder(ctx)}
 	indexer, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, h, cache.Indexers{"team": byTeam})
 	informers.Go(func() { ctrl.RunWithContext(ctx) })
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, len(indexer.ListKeys()))
+	if err := printInitialList(ctx, out, h.Rec, len(indexer.ListKeys())); err != nil {
+		return err
+	}
 	blue, err := indexer.ByIndex("team", "blue")
 	if err != nil {
 		return err
@@ -141,7 +155,9 @@ func customIndex(ctx context.Context, informers *sync.WaitGroup, out io.Writer, 
 	if _, err := cms.Patch(ctx, "cache", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"red"}}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, h.lines, "patch  configmap/cache team=red")
+	if err := printCalls(ctx, out, h.Rec, "patch  configmap/cache team=red"); err != nil {
+		return err
+	}
 	if blue, err = indexer.ByIndex("team", "blue"); err != nil {
 		return err
 	}
@@ -165,7 +181,7 @@ func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  created %s with annotation %s\n", describe(created), lastApplied)
+	fmt.Fprintf(out, "  created %s with annotation %s\n", show.Describe(created), lastApplied)
 	// A Transform may change the object in place but must be idempotent:
 	// with watch-list, initial objects pass through it twice.
 	var trim cache.TransformFunc = func(obj any) (any, error) {
@@ -176,7 +192,7 @@ func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return obj, nil
 	}
 	var calls atomic.Int64
-	h := handler{lines: show.NewLines(ctx)}
+	h := tap.Handler{Rec: tap.NewRecorder(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
@@ -187,7 +203,9 @@ func transformTrims(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
+	if err := printInitialList(ctx, out, h.Rec, len(store.ListKeys())); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  the Transform ran %d times for 3 objects (watch-list buffer, then RealFIFO)\n", calls.Load())
 	// The server keeps the annotation and managedFields; the cache does not.
 	onServer, err := cms.Get(ctx, "legacy", metav1.GetOptions{})
@@ -221,7 +239,7 @@ func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ 
 	// !+pop
 	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
 	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(&corev1.ConfigMap{}, cache.MetaNamespaceKeyFunc, store))
-	h := handler{lines: show.NewLines(ctx)}
+	h := tap.Handler{Rec: tap.NewRecorder(ctx)}
 	// pop hands the one delta a call queued to processDeltas.
 	pop := func(call string, queued error) error {
 		if queued != nil {
@@ -236,11 +254,8 @@ func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ 
 			popped = deltas.Newest().Type
 			return cachecopy.ProcessDeltas(h, store, deltas, isInInitialList, cache.DeletionHandlingMetaNamespaceKeyFunc)
 		})
-		calls := h.lines.Drain()      // the handler ran on this goroutine
-		if popped == cache.Bookmark { // no handler call: the store learns the resourceVersion
-			calls = []string{"(none) store.LastStoreSyncResourceVersion()=" + store.LastStoreSyncResourceVersion()}
-		}
-		printRow(out, call, popped, calls)
+		// The handler ran on this goroutine: its calls are all recorded.
+		printRow(out, call, popped, tap.HandlerCalls(h.Rec.Drain()), store)
 		return err
 	}
 	// !-pop
@@ -262,7 +277,7 @@ func insideTheInformer(ctx context.Context, _ *sync.WaitGroup, out io.Writer, _ 
 // as OnUpdate(obj, obj), the very same object, and asks the server nothing.
 func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 5. Resync is not relist: ResyncPeriod=100ms replays the cache.")
-	h := handler{lines: show.NewLines(ctx)}
+	h := tap.Handler{Rec: tap.NewRecorder(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
@@ -274,11 +289,15 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
+	if err := printInitialList(ctx, out, h.Rec, len(store.ListKeys())); err != nil {
+		return err
+	}
 	before := c.Requests()
 	show.Under(out, fmt.Sprintf("  requests so far: %d", len(before)), informerRequests(before))
 	// One SyncAll: an OnUpdate per cached object, in map order.
-	show.Sorted(ctx, out, "  first resync (order not defined, sorted):", "  ", h.lines, len(store.ListKeys()))
+	if err := show.Sorted(ctx, out, "  first resync (order not defined, sorted):", "  ", h.Rec.Calls(), len(store.ListKeys())); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
 	return nil
 }
@@ -288,7 +307,7 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 // lacks, OnDelete gets a DeletedFinalStateUnknown.
 func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 6. After an outage, OnDelete gets a DeletedFinalStateUnknown tombstone.")
-	h := handler{lines: show.NewLines(ctx)}
+	h := tap.Handler{Rec: tap.NewRecorder(ctx)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.ConfigMap{},
@@ -299,14 +318,18 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	printInitialList(ctx, out, h.lines, len(store.ListKeys()))
+	if err := printInitialList(ctx, out, h.Rec, len(store.ListKeys())); err != nil {
+		return err
+	}
 	// One event first: a watch that ends within a second having delivered
 	// nothing is a VeryShortWatchError, and a relist without a 410.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v3"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	printCalls(ctx, out, h.lines, "patch  configmap/web")
+	if err := printCalls(ctx, out, h.Rec, "patch  configmap/web"); err != nil {
+		return err
+	}
 	// !+outage
 	// The client holds its watch streams' bytes: the delete's event waits
 	// in its transport, and ending the stream drops it. The reflector
@@ -326,8 +349,12 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	// After its backoff (0.8-1.6 s) the reflector relists: one ReplacedAll,
 	// tombstones first, then the survivors in map order.
 	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
-	show.Next(ctx, out, "", "  ", h.lines, 1)
-	show.Sorted(ctx, out, "", "  ", h.lines, 2)
+	if err := show.Next(ctx, out, "", "  ", h.Rec.Calls(), 1); err != nil {
+		return err
+	}
+	if err := show.Sorted(ctx, out, "", "  ", h.Rec.Calls(), 2); err != nil {
+		return err
+	}
 	show.Under(out, "  the informer's requests:", informerRequests(c.Requests()))
 	return nil
 }
@@ -337,15 +364,19 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
 	fmt.Fprintln(out, "\nStep 7. SharedInformer: one watch, many handlers, one registration each.")
 	informer := cache.NewSharedInformer(lw, &corev1.ConfigMap{}, 0)
-	lines := show.NewLines(ctx)
+	rec := tap.NewRecorder(ctx)
 	// !+registrations
-	// "slow" is held inside its first OnAdd until its gate opens.
-	fast, err := informer.AddEventHandler(handler{lines: lines, name: "fast"})
+	// "slow" is held inside its first OnAdd until the step opens the
+	// gate: a handler slow to catch up.
+	gate := rec.Hold(1, func(e tap.Event) bool {
+		call, ok := e.(tap.HandlerCall)
+		return ok && call.Handler == "slow" && call.Method == "OnAdd"
+	})
+	fast, err := informer.AddEventHandler(tap.Handler{Rec: rec, Name: "fast"})
 	if err != nil {
 		return err
 	}
-	gate := newGate()
-	slow, err := informer.AddEventHandler(&gated{handler: handler{lines: lines, name: "slow"}, gate: gate})
+	slow, err := informer.AddEventHandler(tap.Handler{Rec: rec, Name: "slow"})
 	if err != nil {
 		return err
 	}
@@ -353,7 +384,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	fmt.Fprintln(out, `  handlers "fast" and "slow" added before Run; slow's first OnAdd waits for a gate`)
 	c.ResetRequests()
 	informers.Go(func() { informer.RunWithContext(ctx) })
-	defer gate.open() // before run stops the informer, which waits for slow
+	defer gate.Open() // before run stops the informer, which waits for slow
 	// The informer is synced once its cache is, whatever its handlers do.
 	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker(), fast.HasSyncedChecker()) {
 		return fmt.Errorf("informer or handler fast not synced: %w", context.Cause(ctx))
@@ -361,78 +392,34 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	fmt.Fprintf(out, "  informer.HasSynced() %t\n", informer.HasSynced())
 	fmt.Fprintf(out, "  fast: registration.HasSynced() %t\n", fast.HasSynced())
 	fmt.Fprintf(out, "  slow: registration.HasSynced() %t (still inside its first OnAdd)\n", slow.HasSynced())
-	gate.open()
+	gate.Open()
 	if !cache.WaitFor(ctx, "", slow.HasSyncedChecker()) {
 		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
-	show.Sorted(ctx, out, "", "  ", lines, 4) // no order between handlers
+	if err := show.Sorted(ctx, out, "", "  ", rec.Calls(), 4); err != nil { // no order between handlers
+		return err
+	}
 	// A late handler is fed from the cache: no request is sent.
-	late, err := informer.AddEventHandler(handler{lines: lines, name: "late"})
+	late, err := informer.AddEventHandler(tap.Handler{Rec: rec, Name: "late"})
 	if err != nil {
 		return err
 	}
 	if !cache.WaitFor(ctx, "", late.HasSyncedChecker()) {
 		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
-	show.Sorted(ctx, out, `  handler "late" added after sync: synthetic adds from the cache`, "  ", lines, 2)
+	if err := show.Sorted(ctx, out, `  handler "late" added after sync: synthetic adds from the cache`, "  ", rec.Calls(), 2); err != nil {
+		return err
+	}
 	// A change reaches every handler, each on its own goroutine.
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	show.Sorted(ctx, out, "  delete configmap/cache:", "  ", lines, 3)
+	if err := show.Sorted(ctx, out, "  delete configmap/cache:", "  ", rec.Calls(), 3); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))
-	return nil
-}
-
-// batchesRunAhead holds a plain informer's handler while changes queue:
-// its loop then pops them as one batch and writes the whole batch to
-// the store before it calls the handler (InOrderInformersBatchProcess).
-func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writer, c *cluster.Cluster, lw cache.ListerWatcher) error {
-	fmt.Fprintln(out, "\nStep 8. Batches: a handler can find the store ahead of its own event.")
-	gates := features.FeatureGates()
-	if !gates.Enabled(features.AtomicFIFO) || !gates.Enabled(features.UnlockWhileProcessingFIFO) {
-		fmt.Fprintln(out, "  skipped: with AtomicFIFO or UnlockWhileProcessingFIFO off, the RealFIFO stays locked while a handler runs")
-		return nil
-	}
-	lines, queued := show.NewLines(ctx), show.NewLines(ctx)
-	// !+batch
-	h := &held{handler: handler{lines: lines}, gate: newGate()}
-	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.ConfigMap{},
-		Handler:       h,
-		Transform:     queuedTap(queued), // reports each object queued
-	})
-	h.store = store // each handler call also reports what the store holds
-	// !-batch
-	informers.Go(func() { ctrl.RunWithContext(ctx) })
-	defer h.gate.open() // before run stops the informer, which waits for h
-	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
-		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
-	}
-	show.Next(ctx, out, "", "  ", lines, 1)
-	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
-	if _, err := cms.Patch(ctx, "web", types.MergePatchType, []byte(`{"data":{"mode":"v4"}}`), metav1.PatchOptions{}); err != nil {
-		return err
-	}
-	printCalls(ctx, out, lines, "patch  configmap/web")
-	queued.Drain() // web, as listed (twice: watch-list) and as patched
-	fmt.Fprintln(out, "  the handler holds the informer's loop; meanwhile the reflector queues:")
-	if _, err := cms.Create(ctx, configMap("api", "blue"), metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	if _, err := cms.Create(ctx, configMap("jobs", "red"), metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	if _, err := cms.Patch(ctx, "api", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
-		return err
-	}
-	show.Next(ctx, out, "", "  ", queued, 3)
-	h.gate.open()
-	fmt.Fprintf(out, "  released, with InOrderInformersBatchProcess=%t:\n", gates.Enabled(features.InOrderInformersBatchProcess))
-	show.Next(ctx, out, "", "  ", lines, 3)
 	return nil
 }
 

@@ -2,8 +2,11 @@
 // controller, built as kubernetes/sample-controller's controller.go is,
 // keeps a ConfigMap "<name>-summary" in sync with each Deployment and
 // logs one line where something happens; the steps give it work.
-// observe.go is its log: the steps print the lines and can hold a worker
-// at one. It also stages step 4's relist.
+// controller.go is the controller; main.go the steps that drive it.
+// The course watches it through its own interfaces, wrapped (observe.go,
+// with the taps of internal/tap): its workqueue, its event handler and
+// its client. A step can hold a worker's request there, like a
+// breakpoint. observe.go also stages step 4's relist.
 //
 // Read alongside (client-go v0.37.2): util/workqueue/queue.go,
 // delaying_queue.go, rate_limiting_queue.go, default_rate_limiters.go,
@@ -14,29 +17,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"strconv"
+	"net/http"
 	"sync"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
@@ -51,7 +45,7 @@ const workers = 3
 // cancels ctx.
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	ctx, stop := context.WithCancel(ctx)
-	s := &steps{out: out, c: c, stop: stop, ctlLog: newControllerLog(ctx),
+	s := &steps{out: out, c: c, stop: stop, watch: newWatch(ctx, c.Namespace),
 		deploys: c.Client.AppsV1().Deployments(c.Namespace)}
 	defer s.shutDown() // on every path out of run
 	for _, step := range []func(context.Context) error{
@@ -69,7 +63,7 @@ type steps struct {
 	out     io.Writer
 	c       *cluster.Cluster
 	deploys appsclient.DeploymentInterface
-	ctlLog  *controllerLog     // where the controller logs (observe.go)
+	watch   *watch             // what the taps saw, as lines (observe.go)
 	stop    context.CancelFunc // stops the informers and the controller
 	factory informers.SharedInformerFactory
 	ctl     *Controller
@@ -82,20 +76,30 @@ type steps struct {
 func (s *steps) partsOfAController(ctx context.Context) error {
 	fmt.Fprintln(s.out, "Step 1. Informer → handler → workqueue: the handler only enqueues keys")
 	// !+wiring
+	// The course watches the controller through its own interfaces,
+	// wrapped (observe.go): its client, whose requests a step can hold,
+	// the handler it registers on the informer, and its queue.
+	client, err := kubernetes.NewForConfig(s.watch.client(s.c.Config))
+	if err != nil {
+		return err
+	}
 	s.factory = informers.NewSharedInformerFactoryWithOptions(s.c.Client, 0,
 		informers.WithNamespace(s.c.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = cluster.OwnSelector
 		}))
 	deployments := s.factory.Apps().V1().Deployments()
-	logged := klog.NewContext(ctx, s.ctlLog.Logger()) // where the controller logs
-	ctl, err := NewController(logged, s.c.Client, deployments)
+	// The controller logs for a reader of its code, as sample-controller
+	// does; the chapter prints what the taps saw, so here its log goes
+	// nowhere. (Without a logger in ctx it would go to klog, on stderr.)
+	logged := klog.NewContext(ctx, logr.Discard())
+	s.ctl, err = NewController(logged, client, s.watch.handlerOf(deployments))
 	if err != nil {
 		return err
 	}
+	s.ctl.workqueue = s.watch.queue(s.ctl.workqueue)
 	s.factory.Start(ctx.Done())
 	// !-wiring
-	s.ctl = ctl
 	// The cache is complete once the informer has listed.
 	if err := s.factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		return err
@@ -108,7 +112,7 @@ func (s *steps) partsOfAController(ctx context.Context) error {
 		}
 		printCreated(s.out, d)
 	}
-	return s.ctlLog.print(ctx, s.out, 2) // the handler's two Adds
+	return s.watch.print(ctx, s.out, 2) // the handler's two Adds
 }
 
 // dedup: an Add of a waiting key changes nothing; one sync reads web.
@@ -121,7 +125,7 @@ func (s *steps) dedup(ctx context.Context) error {
 		}
 		printPatched(s.out, d, "")
 	}
-	if err := s.ctlLog.print(ctx, s.out, 3); err != nil { // three Adds
+	if err := s.watch.print(ctx, s.out, 3); err != nil { // three Adds
 		return err
 	}
 	s.printf("  queue length %d: web was already queued; its Adds changed nothing\n", s.ctl.workqueue.Len())
@@ -130,7 +134,7 @@ func (s *steps) dedup(ctx context.Context) error {
 	// !-startRun
 	s.printf("  Run: start %d workers\n", workers)
 	// Two syncs of two lines each, in parallel: printed by key.
-	if err := s.ctlLog.printByKey(ctx, s.out, 4); err != nil {
+	if err := s.watch.printByKey(ctx, s.out, 4); err != nil {
 		return err
 	}
 	web, err := s.ctl.deploymentsLister.Deployments(s.c.Namespace).Get("web")
@@ -151,9 +155,11 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 		return err
 	}
 	summaries := someoneElse.CoreV1().ConfigMaps(s.c.Namespace)
-	// Hold api's next two syncs at their log line before Update.
+	// Hold api's next two syncs at their Update, before it leaves the
+	// controller's client: after they read the lister and GET the
+	// summary, so what they send carries that GET's resourceVersion.
 	api := cache.NewObjectName(s.c.Namespace, "api")
-	hold := s.ctlLog.holdBeforeUpdate(api, 2)
+	hold := s.watch.holdUpdate("api-summary", 2)
 	d, err := s.deploys.Patch(ctx, "api", types.MergePatchType, releasePatch("v2"), metav1.PatchOptions{})
 	if err != nil {
 		return err
@@ -161,7 +167,7 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 	printPatched(s.out, d, "")
 	for edit := range 2 {
 		// The handler's Add, or the last try's failure; then the held try.
-		if err := s.ctlLog.print(ctx, s.out, 2); err != nil {
+		if err := s.watch.print(ctx, s.out, 2); err != nil {
 			return err
 		}
 		cm, err := summaries.Patch(ctx, "api-summary", types.MergePatchType, editPatch(edit+1), metav1.PatchOptions{})
@@ -169,9 +175,9 @@ func (s *steps) retryWithBackoff(ctx context.Context) error {
 			return err
 		}
 		printEdited(s.out, cm)
-		hold.release()
+		hold.Release()
 	}
-	if err := s.ctlLog.print(ctx, s.out, 3); err != nil {
+	if err := s.watch.print(ctx, s.out, 3); err != nil {
 		return err
 	}
 	s.printf("  after Forget: NumRequeues(%s) = %d\n", api, s.ctl.workqueue.NumRequeues(api))
@@ -190,18 +196,19 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	// The informer relists (observe.go): unchanged objects reach the
 	// handler as updates. Their order is not defined: sorted by key.
 	s.relistFromClient()
-	if err := s.ctlLog.printByKey(ctx, s.out, 2); err != nil {
+	if err := s.watch.printByKey(ctx, s.out, 2); err != nil {
 		return err
 	}
 	s.printf("  queue length %d: resync is off, yet the same-resourceVersion check fired\n", s.ctl.workqueue.Len())
-	// Hold web's next sync before it writes, while web changes again.
-	hold := s.ctlLog.holdBeforeUpdate(cache.NewObjectName(s.c.Namespace, "web"), 1)
+	// Hold web's next sync at its Update, after it read the lister,
+	// while web changes again.
+	hold := s.watch.holdUpdate("web-summary", 1)
 	d, err := s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v5"), metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
 	printPatched(s.out, d, "")
-	if err := s.ctlLog.print(ctx, s.out, 2); err != nil { // the Add, the held sync
+	if err := s.watch.print(ctx, s.out, 2); err != nil { // the Add, the held sync
 		return err
 	}
 	d, err = s.deploys.Patch(ctx, "web", types.MergePatchType, releasePatch("v6"), metav1.PatchOptions{})
@@ -209,12 +216,31 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 		return err
 	}
 	printPatched(s.out, d, "  (while web's sync is held)")
-	if err := s.ctlLog.print(ctx, s.out, 1); err != nil { // the Add
+	if err := s.watch.print(ctx, s.out, 1); err != nil { // the Add
 		return err
 	}
 	s.printf("  queue length %d: web is being processed; its Add only marked it dirty\n", s.ctl.workqueue.Len())
-	hold.release() // the held sync ends; Done puts web back for the next
-	return s.ctlLog.print(ctx, s.out, 3)
+	hold.Release() // the held sync ends; Done puts web back for the next
+	return s.watch.print(ctx, s.out, 3)
+}
+
+// relistFromClient makes the informer relist, the same way on the
+// workshop cluster and on a real one, and says so: the chapter's client
+// ends the informer's watch, and answers the re-watch itself with 410
+// Expired, as kube-apiserver does for a resourceVersion it no longer
+// has. The reflector then relists after its backoff.
+func (s *steps) relistFromClient() {
+	// !+relist
+	isRewatch := func(r apiserver.Request) bool {
+		return r.Verb == "watch" && r.Resource == "deployments.apps" &&
+			r.Query.Get("sendInitialEvents") == ""
+	}
+	s.c.Faults().AnswerWatch(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
+	s.c.Faults().EndWatches()
+	// !-relist
+	s.printf("  the client ends the informer's watch and answers its re-watch itself: %d Expired\n",
+		http.StatusGone)
+	fmt.Fprintln(s.out, "  after its backoff the informer relists")
 }
 
 // deleteAndShutDown: a delete is one more key; then everything stops.
@@ -224,7 +250,7 @@ func (s *steps) deleteAndShutDown(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(s.out, "  delete deployment/api")
-	if err := s.ctlLog.print(ctx, s.out, 3); err != nil { // the Add, the sync
+	if err := s.watch.print(ctx, s.out, 3); err != nil { // the Add, the sync
 		return err
 	}
 	left, err := s.c.Client.CoreV1().ConfigMaps(s.c.Namespace).List(ctx,
@@ -253,198 +279,4 @@ func (s *steps) shutDown() error {
 		s.ctl.workqueue.ShutDown() // in case Run never ran
 	}
 	return s.runErr
-}
-
-// Controller keeps configmap/<name>-summary in sync with each Deployment.
-type Controller struct {
-	// client writes the summaries.
-	client kubernetes.Interface
-	// deploymentsLister reads the informer's cache of Deployments.
-	deploymentsLister appslisters.DeploymentLister
-	// deploymentsSynced is done once the handler has had the first list.
-	deploymentsSynced cache.DoneChecker
-	// workqueue holds the keys to sync, each once, and hands a key to
-	// one worker at a time.
-	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	// logger is where the controller says what it did.
-	logger klog.Logger
-}
-
-// !+newController
-// NewController builds the queue and the handler that feeds it.
-func NewController(ctx context.Context, client kubernetes.Interface,
-	deployments appsinformers.DeploymentInformer) (*Controller, error) {
-	// Per key: 5ms, 10ms, 20ms, ... capped at 1s (see the README).
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Second)
-	c := &Controller{
-		client:            client,
-		deploymentsLister: deployments.Lister(),
-		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "summaries"}),
-		logger: klog.FromContext(ctx),
-	}
-	reg, err := deployments.Informer().AddEventHandler(c.handler())
-	if err != nil {
-		c.workqueue.ShutDown()
-		return nil, err
-	}
-	c.deploymentsSynced = reg.HasSyncedChecker()
-	return c, nil
-}
-
-// handler turns events into keys and does no work itself: a slow
-// handler delays every later event.
-func (c *Controller) handler() cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.enqueue("ADD", obj) },
-		UpdateFunc: func(old, new any) {
-			o, n := old.(*appsv1.Deployment), new.(*appsv1.Deployment)
-			switch {
-			case o.ResourceVersion == n.ResourceVersion:
-				// Unchanged: a relist or a resync.
-				c.logger.Info("Skip", "object", n, "old", o)
-			case o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels):
-				c.enqueue("UPDATE", n)
-			}
-			// Otherwise a status write: nothing the summary shows.
-		},
-		// obj may be a DeletedFinalStateUnknown (a delete seen on a relist).
-		DeleteFunc: func(obj any) { c.enqueue("DELETE", obj) },
-	}
-}
-
-// enqueue adds obj's key; DeletionHandlingObjectToName unwraps a tombstone.
-func (c *Controller) enqueue(event string, obj any) {
-	if key, err := cache.DeletionHandlingObjectToName(obj); err != nil {
-		utilruntime.HandleError(err)
-	} else {
-		// Logged before the Add, so before any worker's line for key.
-		c.logger.Info("Enqueue", "event", event, "key", key, "object", obj)
-		c.workqueue.Add(key)
-		c.logger.V(4).Info("Enqueued", "key", key)
-	}
-}
-
-// !-newController
-
-// !+run
-// Run waits for the handler's first list, starts the workers, and once
-// ctx ends shuts the queue down and waits for them.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer c.workqueue.ShutDown()
-	if !cache.WaitFor(ctx, "", c.deploymentsSynced) {
-		return fmt.Errorf("failed to wait for caches to sync: %w", context.Cause(ctx))
-	}
-	var wg wait.Group
-	for range workers {
-		wg.StartWithContext(ctx, c.runWorker)
-	}
-	<-ctx.Done()
-	// Get hands out what is still queued, then reports shutdown.
-	c.workqueue.ShutDown()
-	wg.Wait()
-	return nil
-}
-
-// runWorker processes keys until the queue shuts down.
-func (c *Controller) runWorker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-// processNextWorkItem is one turn of a worker: Get a key, sync it,
-// Forget it or AddRateLimited, and always Done.
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := c.workqueue.Get()
-	if shutdown {
-		return false
-	}
-	// Until Done the key is "processing": no other worker can Get it,
-	// and an Add only marks it dirty; Done queues a dirty key again.
-	defer c.workqueue.Done(key)
-
-	err := c.syncHandler(ctx, key)
-	if err == nil {
-		// Forget its failures: the next starts at the shortest backoff.
-		c.workqueue.Forget(key)
-		c.logger.Info("Successfully synced", "key", key)
-		return true
-	}
-	// Add the key again after a delay that grows with each failure.
-	c.workqueue.AddRateLimited(key)
-	c.logger.Error(err, "Error syncing; requeuing for later retry", "key", key,
-		"requeues", c.workqueue.NumRequeues(key))
-	return true
-}
-
-// !-run
-
-// !+syncHandler
-// syncHandler makes configmap/<name>-summary match the Deployment key
-// names: the key says which, the lister (cache) what it is now.
-func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
-	cms := c.client.CoreV1().ConfigMaps(key.Namespace)
-	cmName := key.Name + "-summary"
-	d, err := c.deploymentsLister.Deployments(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		// A real cluster's garbage collector may be first: done too.
-		c.logger.Info("Deleting summary", "key", key, "configmap", cmName)
-		err := cms.Delete(ctx, cmName, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	// d belongs to the cache, shared by all readers: never modify it.
-	want := summaryOf(d)
-
-	cm, err := cms.Get(ctx, cmName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		c.logger.Info("Creating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
-		_, err = cms.Create(ctx, newSummary(d, cmName, want), metav1.CreateOptions{})
-		return err
-	case err != nil:
-		return err
-	case maps.Equal(cm.Data, want):
-		c.logger.Info("Summary in sync", "key", key, "release", d.Labels["release"], "configmap", cmName)
-		return nil
-	}
-	// cm is ours to change. Update sends its resourceVersion: if
-	// someone wrote in between, 409 Conflict.
-	c.logger.Info("Updating summary", "key", key, "release", d.Labels["release"], "configmap", cmName)
-	cm.Data = want
-	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-	return err
-}
-
-// !-syncHandler
-
-// summaryOf is d's summary: replicas and labels, not the course's own.
-func summaryOf(d *appsv1.Deployment) map[string]string {
-	l := labels.Set(maps.Clone(d.Labels))
-	delete(l, cluster.ManagedByLabel)
-	return map[string]string{
-		"replicas": strconv.Itoa(int(ptr.Deref(d.Spec.Replicas, 1))),
-		"labels":   l.String(),
-	}
-}
-
-// newSummary is the ConfigMap for d, which a real cluster's garbage
-// collector deletes with d. (No BlockOwnerDeletion: it can need RBAC.)
-func newSummary(d *appsv1.Deployment, name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: cluster.Labels("summary-of", d.Name),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "Deployment",
-				Name: d.Name, UID: d.UID, Controller: ptr.To(true),
-			}},
-		},
-		Data: data,
-	}
 }

@@ -1,354 +1,259 @@
 package main
 
-// The chapter's one window into its controller. Nothing in this file
-// is part of the controller pattern: the controller logs what it does,
-// one line where it happens, to a klog.Logger, as sample-controller
-// does; controllerLog is the logger the steps hand it. Handlers and
-// workers run on goroutines of their own, so the lines are not printed
-// where they are logged: they wait in a show.Lines until the step that
-// made them happen awaits and prints them, in the order they were
-// logged (or sorted by key, where workers ran in parallel). And a step
-// can hold a worker at the line it logs before Update, like a
-// breakpoint, to make something happen meanwhile (steps 3 and 4).
-// Then the relist that step 4 stages with the client's own faults, and
-// the steps' printing helpers.
+// How the chapter watches its controller, and nothing of what it
+// teaches: the controller (controller.go) is sample-controller's shape,
+// unchanged; the chapter wraps three of the client-go interfaces it is
+// handed (internal/tap): the informer it registers its handler on, its
+// workqueue, and its client's transport. Each records its calls as typed
+// events, which the steps await and print here as the lines of the
+// output, in the order they happened (or sorted by key, where workers
+// ran in parallel); the trace (--trace, --view) is drawn from the same
+// events. A step can hold the controller's Update of a summary before it
+// leaves, like a breakpoint, to make something happen meanwhile (steps 3
+// and 4). Then the steps' printing helpers.
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/util/workqueue"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
-// controllerLog turns what the controller logs into lines for the
-// steps.
-type controllerLog struct {
-	lines *show.Lines
-	added *show.Lines     // an Add returned (the handler's V(4) "Enqueued")
-	done  <-chan struct{} // a held worker goes on when the controller stops
-
-	mu      sync.Mutex
-	hold    *hold               // the worker to hold, if any
-	syncing map[string]struct{} // keys whose sync has logged (for the trace)
+// watch is what the taps saw, rendered as the lines the steps print.
+type watch struct {
+	rec       *tap.Recorder
+	namespace string
+	// What a line needs from earlier events: the Adds a handler call
+	// made (recorded before the call returned: each holds the place of
+	// the handler's line, filled in when the call is recorded), and how
+	// a worker's turn is ending: its last failed write, its Forget or
+	// AddRateLimited.
+	added  map[string][]*line
+	failed map[string]string
+	ending map[string]string
 }
 
-// newControllerLog returns a log that stops holding and taking lines
-// when ctx ends: the context the controller runs in.
-func newControllerLog(ctx context.Context) *controllerLog {
-	return &controllerLog{lines: show.NewLines(ctx), added: show.NewLines(ctx), done: ctx.Done()}
+func newWatch(ctx context.Context, namespace string) *watch {
+	return &watch{rec: tap.NewRecorder(ctx), namespace: namespace,
+		added: map[string][]*line{}, failed: map[string]string{}, ending: map[string]string{}}
 }
 
-// Logger is the klog.Logger to hand the controller. It is enabled at
-// V(0) only, as a controller's log is by default.
-func (l *controllerLog) Logger() klog.Logger { return logr.New(logSink{l}) }
-
-type logSink struct{ l *controllerLog }
-
-func (s logSink) Init(logr.RuntimeInfo)  {}
-func (s logSink) Enabled(level int) bool { return level == 0 || level == 4 }
-
-// Info makes a line of what the controller logs at V(0); of V(4), it
-// takes only "Enqueued", which says that a handler's Add has returned.
-func (s logSink) Info(level int, msg string, keysAndValues ...any) {
-	switch {
-	case level == 0:
-		s.l.record(msg, nil, keysAndValues)
-	case msg == "Enqueued":
-		// After the Add: the workqueue lane's Add, then the step may go on.
-		key := ""
-		if len(keysAndValues) == 2 {
-			key = fmt.Sprint(keysAndValues[1])
-		}
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Add", Text: key, Key: key,
-			Func: "workqueue.(*Typed[T]).Add"}, nil)
-		s.l.added.Send(msg)
-	}
-}
-func (s logSink) Error(err error, msg string, keysAndValues ...any) {
-	s.l.record(msg, err, keysAndValues)
-}
-func (s logSink) WithValues(...any) logr.LogSink { return s }
-func (s logSink) WithName(string) logr.LogSink   { return s }
-
-// record makes one line of a log entry and sends it; then, if the entry
-// is the one a step holds, it waits until the step releases it.
-func (l *controllerLog) record(msg string, err error, keysAndValues []any) {
-	kv := map[string]any{}
-	for i := 0; i+1 < len(keysAndValues); i += 2 {
-		if k, ok := keysAndValues[i].(string); ok {
-			kv[k] = keysAndValues[i+1]
-		}
-	}
-	line := format(msg, err, kv)
-	release := l.held(msg, kv["key"])
-	if release != nil {
-		line += "  ← held here by the step"
-	}
-	l.trace(msg, err, kv, release != nil)
-	l.lines.Send(line)
-	if release != nil {
-		select {
-		case <-release:
-		case <-l.done:
-		}
-	}
+// client is cfg with its requests recorded: the controller's writes are
+// the workers' lane of the trace.
+func (w *watch) client(cfg *rest.Config) *rest.Config {
+	return tap.Transport(cfg, w.rec, trace.Workers)
 }
 
-// trace records a log entry on the trace's lanes (package trace),
-// before the line is sent, so before the step that awaits the line
-// goes on. The log is the chapter's only window: the handler logs
-// before its Add; a worker logs once it has a key (its Get), as it
-// syncs, and after its Forget or AddRateLimited, before its Done (a
-// deferred call). So a worker's Get is recorded with its first line,
-// its Done with its last. The informer's own lanes (reflector, FIFO,
-// store) stay empty here: the factory's informer has no tap.
-func (l *controllerLog) trace(msg string, err error, kv map[string]any, held bool) {
-	if !trace.On() {
-		return
-	}
-	key := fmt.Sprint(kv["key"])
-	switch msg {
-	case "Enqueue":
-		verb := map[any]string{"ADD": "OnAdd", "UPDATE": "OnUpdate", "DELETE": "OnDelete"}[kv["event"]]
-		text := key + " → Add"
-		if _, ok := kv["object"].(cache.DeletedFinalStateUnknown); ok {
-			text = key + " (tombstone) → Add"
-		}
-		trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text,
-			Func: "cache.(*processorListener).run"}, kv["object"])
-		return
-	case "Skip":
-		d := deploymentOf(kv["object"])
-		k, _ := cache.MetaNamespaceKeyFunc(d)
-		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
-			Text: k + " same resourceVersion → skip, no Add",
-			Func: "cache.(*processorListener).run"}, d)
-		return
-	case "Creating summary", "Updating summary", "Summary in sync", "Deleting summary":
-		l.started(key)
-		what := map[string]string{"Creating summary": "→ create configmap/%v",
-			"Updating summary": "→ update configmap/%v", "Summary in sync": "configmap/%v already in sync",
-			"Deleting summary": "not in the lister → delete configmap/%v"}[msg]
-		text := key + " " + fmt.Sprintf(what, kv["configmap"])
-		if held {
-			text += " (held by the step)"
-		}
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "sync", Text: text, Key: key}, nil)
-	case "Successfully synced":
-		l.started(key)
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "synced", Text: key, Key: key}, nil)
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Forget", Text: key + afterTheFact, Key: key,
-			Func: "workqueue.(*rateLimitingType[T]).Forget"}, nil)
-		l.finished(key)
-	case "Error syncing; requeuing for later retry":
-		l.started(key)
-		code := 0
-		if status, ok := err.(apierrors.APIStatus); ok {
-			code = int(status.Status().Code)
-		}
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "error",
-			Text: fmt.Sprintf("%s %d %s", key, code, apierrors.ReasonForError(err)), Key: key}, nil)
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "AddRateLimited",
-			Text: fmt.Sprintf("%s (NumRequeues %v)%s", key, kv["requeues"], afterTheFact), Key: key,
-			Func: "workqueue.(*rateLimitingType[T]).AddRateLimited"}, nil)
-		l.finished(key)
-	}
+// queue wraps the controller's workqueue.
+func (w *watch) queue(q workqueue.TypedRateLimitingInterface[cache.ObjectName]) workqueue.TypedRateLimitingInterface[cache.ObjectName] {
+	return tap.Queue[cache.ObjectName]{TypedRateLimitingInterface: q, Rec: w.rec}
 }
 
-// afterTheFact ends the text of a workqueue event that the log shows
-// only after the call was made (a worker's Get at its first line, its
-// Done at its last, Forget and AddRateLimited at the line after them):
-// the page places it where the log said it, not where it happened.
-const afterTheFact = " (seen at the worker's log line)"
-
-// started records a worker's Get of key, at the first line its sync
-// logs.
-func (l *controllerLog) started(key string) {
-	l.mu.Lock()
-	_, ok := l.syncing[key]
-	if l.syncing == nil {
-		l.syncing = map[string]struct{}{}
-	}
-	l.syncing[key] = struct{}{}
-	l.mu.Unlock()
-	if !ok {
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Get", Text: key + afterTheFact, Key: key,
-			Func: "workqueue.(*Typed[T]).Get"}, nil)
-	}
+// handlerOf is the factory's Deployment informer, but every handler
+// registered on it is wrapped: its calls are recorded once they return.
+func (w *watch) handlerOf(d appsinformers.DeploymentInformer) appsinformers.DeploymentInformer {
+	return tappedDeployments{d, w.rec}
 }
 
-// finished records a worker's Done with key, at the last line its sync
-// logs.
-func (l *controllerLog) finished(key string) {
-	l.mu.Lock()
-	delete(l.syncing, key)
-	l.mu.Unlock()
-	trace.Record(trace.Event{Lane: trace.Workqueue, Verb: "Done", Text: key + afterTheFact, Key: key,
-		Func: "workqueue.(*Typed[T]).Done"}, nil)
+type tappedDeployments struct {
+	appsinformers.DeploymentInformer
+	rec *tap.Recorder
 }
 
-// format renders a log entry as the line the chapter prints.
-func format(msg string, err error, kv map[string]any) string {
-	key := fmt.Sprint(kv["key"])
-	switch msg {
-	case "Enqueue":
-		s := fmt.Sprintf("handler %-6s %s  rv=%s", kv["event"], key, rvOf(deploymentOf(kv["object"])))
-		if kv["event"] != "DELETE" { // a deleted object's labels are beside the point
-			s += "  release=" + releaseOf(deploymentOf(kv["object"]))
-		}
-		return s + "  → Add"
-	case "Skip":
-		d := deploymentOf(kv["object"])
-		k, _ := cache.MetaNamespaceKeyFunc(d)
-		return fmt.Sprintf("handler UPDATE %s  rv=%s (old rv=%s)  release=%s  → skip, no Add",
-			k, rvOf(d), rvOf(deploymentOf(kv["old"])), releaseOf(d))
-	case "Creating summary":
-		return fmt.Sprintf("worker  %s  release=%s  → create configmap/%s", key, kv["release"], kv["configmap"])
-	case "Updating summary":
-		return fmt.Sprintf("worker  %s  release=%s  → update configmap/%s", key, kv["release"], kv["configmap"])
-	case "Summary in sync":
-		return fmt.Sprintf("worker  %s  release=%s  → configmap/%s already in sync", key, kv["release"], kv["configmap"])
-	case "Deleting summary":
-		return fmt.Sprintf("worker  %s  not in the lister  → delete configmap/%s", key, kv["configmap"])
-	case "Successfully synced":
-		return fmt.Sprintf("worker  %s  synced  → Forget, Done", key)
-	case "Error syncing; requeuing for later retry":
-		code := 0
-		if status, ok := err.(apierrors.APIStatus); ok {
-			code = int(status.Status().Code)
-		}
-		return fmt.Sprintf("worker  %s  %d %s  → AddRateLimited (NumRequeues %v), Done",
-			key, code, apierrors.ReasonForError(err), kv["requeues"])
+func (d tappedDeployments) Informer() cache.SharedIndexInformer {
+	return tappedInformer{d.DeploymentInformer.Informer(), d.rec}
+}
+
+type tappedInformer struct {
+	cache.SharedIndexInformer
+	rec *tap.Recorder
+}
+
+func (i tappedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return i.SharedIndexInformer.AddEventHandler(tap.Handler{Rec: i.rec, Next: h})
+}
+
+// holdUpdate holds the next n Updates of configmap/name at the
+// controller's client, before they leave, until the step releases them;
+// all go on when the controller stops.
+func (w *watch) holdUpdate(name string, n int) *tap.Gate {
+	return w.rec.Hold(n, func(e tap.Event) bool {
+		r, ok := e.(tap.Request)
+		return ok && r.Verb == "update" && r.Resource == "configmaps" && r.Name == name
+	})
+}
+
+// A line is one line of the output, and the key it is about.
+type line struct{ key, text string }
+
+// print awaits the next n lines and prints them in the order their
+// events happened.
+func (w *watch) print(ctx context.Context, out io.Writer, n int) error {
+	lines, err := w.await(ctx, n)
+	for _, l := range lines {
+		fmt.Fprintf(out, "  %s\n", l.text)
 	}
-	// Anything else, as a klog text line would show it.
-	s := msg
-	if err != nil {
-		s += fmt.Sprintf(" err=%q", err)
-	}
-	for _, k := range slices.Sorted(maps.Keys(kv)) {
-		s += fmt.Sprintf(" %s=%v", k, kv[k])
-	}
-	return s
-}
-
-// A hold stops the worker syncing key at the line it logs before
-// Update, the next n times; release lets one go on.
-type hold struct {
-	key    cache.ObjectName
-	left   int           // holds still to come (under l.mu)
-	tokens chan struct{} // one per release
-}
-
-// holdBeforeUpdate holds the next n syncs of key at their "Updating
-// summary" line: after they read the lister and GET the summary,
-// before their Update. The step awaits that line, does what it wants
-// done meanwhile, then calls release. When the controller stops, every
-// held sync goes on (so a step that fails leaves none held).
-func (l *controllerLog) holdBeforeUpdate(key cache.ObjectName, n int) *hold {
-	h := &hold{key: key, left: n, tokens: make(chan struct{}, n)}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.hold = h
-	return h
-}
-
-// held returns the channel to wait on if the entry msg of key is to be
-// held, and nil otherwise.
-func (l *controllerLog) held(msg string, key any) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := l.hold
-	if h == nil || msg != "Updating summary" || key != h.key || h.left == 0 {
-		return nil
-	}
-	h.left--
-	return h.tokens
-}
-
-// release lets one held sync go on.
-func (h *hold) release() {
-	select {
-	case h.tokens <- struct{}{}:
-	default: // every hold already released
-	}
-}
-
-// relistFromClient makes the informer relist, the same way on the
-// workshop cluster and on a real one, and says so: the chapter's client
-// ends the informer's watch, and answers the re-watch itself with 410
-// Expired, as kube-apiserver does for a resourceVersion it no longer
-// has. The reflector then relists after its backoff.
-func (s *steps) relistFromClient() {
-	// !+relist
-	isRewatch := func(r apiserver.Request) bool {
-		return r.Verb == "watch" && r.Resource == "deployments.apps" &&
-			r.Query.Get("sendInitialEvents") == ""
-	}
-	s.c.Faults().AnswerWatch(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
-	s.c.Faults().EndWatches()
-	// !-relist
-	s.printf("  the client ends the informer's watch and answers its re-watch itself: %d Expired\n",
-		http.StatusGone)
-	fmt.Fprintln(s.out, "  after its backoff the informer relists")
-}
-
-// print awaits the next n lines of the controller's log and prints
-// them in the order they were logged.
-func (l *controllerLog) print(ctx context.Context, out io.Writer, n int) error {
-	lines, err := l.await(ctx, n)
-	show.Print(out, "  ", lines)
 	return err
-}
-
-// await awaits n lines, and for each handler line among them, its Add:
-// a handler logs "Enqueue" before it calls Add, so a step that goes on
-// at the line (step 2 starts the workers) could otherwise overtake the
-// Add, and a worker take web before its last Add marked it dirty again.
-func (l *controllerLog) await(ctx context.Context, n int) ([]string, error) {
-	lines, err := l.lines.Await(ctx, n)
-	if err != nil {
-		return lines, err
-	}
-	adds := 0
-	for _, line := range lines {
-		if strings.HasPrefix(line, "handler ") && strings.HasSuffix(line, "→ Add") {
-			adds++
-		}
-	}
-	_, err = l.added.Await(ctx, adds)
-	return lines, err
 }
 
 // printByKey is print for lines of workers that ran in parallel: sorted
 // by key, keeping each key's own order (a key's syncs never overlap,
 // so that order is real).
-func (l *controllerLog) printByKey(ctx context.Context, out io.Writer, n int) error {
-	lines, err := l.await(ctx, n)
-	keyOf := func(line string) string {
-		f := strings.Fields(line)
-		if f[0] == "handler" {
-			return f[2]
-		}
-		return f[1]
+func (w *watch) printByKey(ctx context.Context, out io.Writer, n int) error {
+	lines, err := w.await(ctx, n)
+	slices.SortStableFunc(lines, func(a, b line) int { return strings.Compare(a.key, b.key) })
+	for _, l := range lines {
+		fmt.Fprintf(out, "  %s\n", l.text)
 	}
-	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(keyOf(a), keyOf(b)) })
-	show.Print(out, "  ", lines)
 	return err
+}
+
+// await renders events until it has n lines. A handler's line takes
+// its place at the handler's Add, not at the end of its call: a worker
+// may Get the key, and be held, before the handler's call has returned.
+func (w *watch) await(ctx context.Context, n int) ([]line, error) {
+	var lines []*line
+	filled := func() (all []line, done int) {
+		for _, l := range lines {
+			if l.text != "" {
+				all = append(all, *l)
+			}
+		}
+		return all, len(all)
+	}
+	for {
+		all, done := filled()
+		if done >= n && done == len(lines) {
+			return all, nil
+		}
+		e, err := w.rec.Next(ctx)
+		if err != nil {
+			return all, err
+		}
+		if q, ok := e.(tap.QueueCall); ok && q.Method == "Add" { // only the handler calls Add
+			key := fmt.Sprint(q.Item)
+			place := &line{key: key}
+			w.added[key] = append(w.added[key], place)
+			lines = append(lines, place)
+			continue
+		}
+		if l, ok := w.render(e); ok {
+			lines = append(lines, &l)
+		}
+	}
+}
+
+// render makes the line an event stands for, if it stands for one:
+//
+//   - a handler call, with → Add if the handler added its key (the
+//     queue's Add was recorded before the call returned) or → skip;
+//   - a worker's write, as it leaves the client (held, or answered);
+//   - the end of a worker's turn, at its Done: Forget, or the failure
+//     and AddRateLimited.
+//
+// Get and the reads carry nothing the lines show: they are on the trace.
+func (w *watch) render(e tap.Event) (line, bool) {
+	switch e := e.(type) {
+	case tap.QueueCall:
+		key := fmt.Sprint(e.Item)
+		switch e.Method {
+		case "Forget":
+			w.ending[key] = "synced  → Forget"
+		case "AddRateLimited":
+			w.ending[key] = fmt.Sprintf("%s  → AddRateLimited (NumRequeues %d)", w.failed[key], e.Requeues)
+		case "Done":
+			text := fmt.Sprintf("worker  %s  %s, Done", key, w.ending[key])
+			delete(w.ending, key)
+			delete(w.failed, key)
+			return line{key, text}, true
+		}
+	case tap.HandlerCall:
+		return w.handlerLine(e)
+	case tap.Held:
+		switch held := e.Event.(type) {
+		case tap.Request:
+			l, ok := w.writeLine(held)
+			l.text += "  ← held here by the step"
+			return l, ok
+		case tap.QueueCall: // a worker held with a key in hand
+			key := fmt.Sprint(held.Item)
+			return line{key, fmt.Sprintf("worker  %s  %s  ← held here by the step", key, held)}, true
+		}
+	case tap.Request:
+		key := w.summaryKey(e)
+		if e.Code >= 300 && e.Verb != "get" {
+			w.failed[key] = fmt.Sprintf("%d %s", e.Code, e.Reason)
+		}
+		if !e.Held { // a held write has its line already
+			return w.writeLine(e)
+		}
+	}
+	return line{}, false
+}
+
+// handlerLine is a handler call's line. An update the handler skipped
+// is shown when it carries the same resourceVersion (a relist or a
+// resync); the others skipped are status writes, many on a real
+// cluster, and not shown (the trace has them).
+func (w *watch) handlerLine(c tap.HandlerCall) (line, bool) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(c.Obj)
+	if err != nil {
+		return line{}, false
+	}
+	d := deploymentOf(c.Obj)
+	event := map[string]string{"OnAdd": "ADD", "OnUpdate": "UPDATE", "OnDelete": "DELETE"}[c.Method]
+	if places := w.added[key]; len(places) > 0 {
+		w.added[key] = places[1:]
+		text := fmt.Sprintf("handler %-6s %s  rv=%s", event, key, rvOf(d))
+		if event != "DELETE" { // a deleted object's labels are beside the point
+			text += "  release=" + releaseOf(d)
+		}
+		places[0].text = text + "  → Add" // in the place of its Add
+		return line{}, false
+	}
+	if old := deploymentOf(c.Old); c.Method == "OnUpdate" && rvOf(old) == rvOf(d) {
+		return line{key, fmt.Sprintf("handler UPDATE %s  rv=%s (old rv=%s)  release=%s  → skip, no Add",
+			key, rvOf(d), rvOf(old), releaseOf(d))}, true
+	}
+	return line{}, false
+}
+
+// writeLine is a worker's write of a summary: what it sends, and for
+// a create or an update the release the summary says, which the sync
+// read from the lister.
+func (w *watch) writeLine(r tap.Request) (line, bool) {
+	if r.Resource != "configmaps" || (r.Verb != "create" && r.Verb != "update" && r.Verb != "delete") {
+		return line{}, false
+	}
+	key := w.summaryKey(r)
+	if r.Verb == "delete" {
+		return line{key, fmt.Sprintf("worker  %s  → delete configmap/%s", key, r.Name)}, true
+	}
+	release := "?"
+	if cm, ok := r.Obj.(*corev1.ConfigMap); ok {
+		if set, err := labels.ConvertSelectorToLabelsMap(cm.Data["labels"]); err == nil {
+			release = set["release"]
+		}
+	}
+	return line{key, fmt.Sprintf("worker  %s  release=%s  → %s configmap/%s", key, release, r.Verb, r.Name)}, true
+}
+
+// summaryKey is the key of the Deployment whose summary r names
+// (newSummary: "<name>-summary").
+func (w *watch) summaryKey(r tap.Request) string {
+	return w.namespace + "/" + strings.TrimSuffix(r.Name, "-summary")
 }
 
 func rvOf(d *appsv1.Deployment) string {

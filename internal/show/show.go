@@ -11,52 +11,109 @@
 //
 // The vocabulary, as the chapters use it:
 //
+//	Feed[T], Lines                               what taps report, awaited in order
 //	Next(ctx, out, heading, indent, lines, n)    a heading, then n lines awaited, in order
 //	Sorted(ctx, out, heading, indent, lines, n)  the same, sorted (no order promised)
 //	Print(out, indent, lines)                    lines already at hand
 //	Under(out, heading, lines)                   a heading, then lines indented under it
 //	Requests(reqs, keep)                         the request log as lines, METHOD path?query
 //	Event(ev), Pod(pod), Frame(frame)            a watch event, a pod, a wire frame, one line
+//	Describe(obj)                                an object: configmap/web rv=2
 package show
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
-// Lines carries what handlers and taps report to the step that awaits it.
-type Lines struct {
+// Feed carries what taps and handlers report, in the order they
+// reported it, to the step that awaits it: lines (Lines), or the typed
+// events of the course's taps (package tap). Handlers run on client-go's
+// goroutines; a Feed is how what they saw reaches the step that caused
+// it, without a sleep.
+type Feed[T any] struct {
 	done <-chan struct{}
-	ch   chan string
+	ch   chan T
 }
 
-// NewLines returns a Lines that stops accepting lines when ctx ends, so a
+// NewFeed returns a Feed that stops accepting items when ctx ends, so a
 // handler that reports never keeps an informer from shutting down.
-func NewLines(ctx context.Context) *Lines {
-	return &Lines{done: ctx.Done(), ch: make(chan string, 1000)}
+func NewFeed[T any](ctx context.Context) *Feed[T] {
+	return &Feed[T]{done: ctx.Done(), ch: make(chan T, 1000)}
 }
 
-// Send reports one line. It blocks while the buffer is full and gives up
-// once the context has ended.
-func (l *Lines) Send(line string) {
+// Send reports one item. It blocks while the buffer is full and gives
+// up once the context has ended.
+func (f *Feed[T]) Send(item T) {
 	select {
-	case <-l.done:
+	case <-f.done:
 		return // stopping: what a stopping informer says is not the lesson
 	default:
 	}
 	select {
-	case l.ch <- line:
-	case <-l.done:
+	case f.ch <- item:
+	case <-f.done:
 	}
+}
+
+// Await returns the next n items, in the order they were sent, or an
+// error that says what it was still waiting for when ctx ended.
+func (f *Feed[T]) Await(ctx context.Context, n int) ([]T, error) {
+	got := make([]T, 0, n)
+	for len(got) < n {
+		select {
+		case item := <-f.ch:
+			got = append(got, item)
+		case <-ctx.Done():
+			return got, fmt.Errorf("waiting for item %d of %d (got %v): %w",
+				len(got)+1, n, got, context.Cause(ctx))
+		}
+	}
+	return got, nil
+}
+
+// Next returns the next item, or an error when ctx ends first.
+func (f *Feed[T]) Next(ctx context.Context) (T, error) {
+	select {
+	case item := <-f.ch:
+		return item, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("waiting for the next item: %w", context.Cause(ctx))
+	}
+}
+
+// Drain returns the items sent and not yet awaited, without waiting.
+func (f *Feed[T]) Drain() []T {
+	var got []T
+	for {
+		select {
+		case item := <-f.ch:
+			got = append(got, item)
+		default:
+			return got
+		}
+	}
+}
+
+// Lines is a Feed of lines, as handlers and taps report them.
+type Lines struct{ Feed[string] }
+
+// NewLines returns Lines that stop accepting lines when ctx ends.
+func NewLines(ctx context.Context) *Lines {
+	return &Lines{*NewFeed[string](ctx)}
 }
 
 // Sendf is Send with fmt.Sprintf.
@@ -65,17 +122,12 @@ func (l *Lines) Sendf(format string, a ...any) { l.Send(fmt.Sprintf(format, a...
 // Await returns the next n lines, in the order they were sent, or an
 // error that says what it was still waiting for when ctx ended.
 func (l *Lines) Await(ctx context.Context, n int) ([]string, error) {
-	got := make([]string, 0, n)
-	for len(got) < n {
-		select {
-		case line := <-l.ch:
-			got = append(got, line)
-		case <-ctx.Done():
-			return got, fmt.Errorf("waiting for line %d of %d (got %q): %w",
-				len(got)+1, n, got, context.Cause(ctx))
-		}
+	got, err := l.Feed.Await(ctx, n)
+	if err != nil {
+		err = fmt.Errorf("waiting for line %d of %d (got %q): %w",
+			len(got)+1, n, got, context.Cause(ctx))
 	}
-	return got, nil
+	return got, err
 }
 
 // AwaitSorted is Await, sorted: for lines whose order client-go does not
@@ -84,19 +136,6 @@ func (l *Lines) AwaitSorted(ctx context.Context, n int) ([]string, error) {
 	got, err := l.Await(ctx, n)
 	slices.Sort(got)
 	return got, err
-}
-
-// Drain returns the lines sent and not yet awaited, without waiting.
-func (l *Lines) Drain() []string {
-	var got []string
-	for {
-		select {
-		case line := <-l.ch:
-			got = append(got, line)
-		default:
-			return got
-		}
-	}
 }
 
 // Print writes each line after prefix (usually an indent).
@@ -114,12 +153,18 @@ func Under(out io.Writer, heading string, lines []string) {
 	Print(out, indent+"  ", lines)
 }
 
+// Source is what Next and Sorted await lines from: Lines, or the
+// events of a tap's recorder rendered as lines (tap.Recorder.Calls).
+type Source interface {
+	Await(ctx context.Context, n int) ([]string, error)
+}
+
 // Next prints heading as it is, if it is not "", then awaits the next n
 // lines and prints them after indent, in the order they came. If ctx
 // ends first, it prints the lines that came and returns the error that
 // says what it was still waiting for (the runner reports why ctx ended,
 // so a step that goes on regardless may leave it).
-func Next(ctx context.Context, out io.Writer, heading, indent string, lines *Lines, n int) error {
+func Next(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
 	if heading != "" {
 		fmt.Fprintln(out, heading)
 	}
@@ -131,11 +176,12 @@ func Next(ctx context.Context, out io.Writer, heading, indent string, lines *Lin
 // Sorted is Next for lines whose order client-go does not promise (the
 // objects of an initial list, a resync, two handlers' calls): it prints
 // them sorted.
-func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines *Lines, n int) error {
+func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
 	if heading != "" {
 		fmt.Fprintln(out, heading)
 	}
-	got, err := lines.AwaitSorted(ctx, n)
+	got, err := lines.Await(ctx, n)
+	slices.Sort(got)
 	Print(out, indent, got)
 	return err
 }
@@ -173,6 +219,25 @@ func Event(ev watch.Event) string {
 	default:
 		return fmt.Sprintf("%-9s %T", ev.Type, obj)
 	}
+}
+
+// Describe names an object and its resourceVersion, as the chapters
+// print a handler's or a store's object: "configmap/web rv=2", the kind
+// taken from its Go type (objects from an informer carry no Kind). A
+// tombstone says what it holds; nil is "nothing".
+func Describe(obj any) string {
+	switch o := obj.(type) {
+	case nil:
+		return "nothing"
+	case cache.DeletedFinalStateUnknown:
+		return fmt.Sprintf("DeletedFinalStateUnknown key=%s, last known %s", o.Key, Describe(o.Obj))
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("a %T", obj)
+	}
+	kind := reflect.Indirect(reflect.ValueOf(obj)).Type().Name()
+	return fmt.Sprintf("%s/%s rv=%s", strings.ToLower(kind), m.GetName(), m.GetResourceVersion())
 }
 
 // Pod is one line for a pod: its name, phase and resourceVersion, and

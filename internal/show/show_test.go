@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // TestLines: lines arrive in order, sorted on request, and drain; a wait
@@ -101,5 +105,41 @@ func TestFrame(t *testing.T) {
 		if got := Frame(tc.frame); got != tc.want {
 			t.Errorf("Frame(%s)\n = %s\nwant %s", tc.frame, got, tc.want)
 		}
+	}
+}
+
+// TestDescribe: an object by its Go type's name, a tombstone by what it
+// holds, nil and a non-object said as such.
+func TestDescribe(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "2"}}
+	for _, tc := range []struct {
+		obj  any
+		want string
+	}{
+		{cm, "configmap/web rv=2"},
+		{cache.DeletedFinalStateUnknown{Key: "ns/web", Obj: cm}, "DeletedFinalStateUnknown key=ns/web, last known configmap/web rv=2"},
+		{cache.DeletedFinalStateUnknown{Key: "ns/web"}, "DeletedFinalStateUnknown key=ns/web, last known nothing"},
+		{nil, "nothing"},
+		{42, "a int"},
+	} {
+		if got := Describe(tc.obj); got != tc.want {
+			t.Errorf("Describe(%v) = %q, want %q", tc.obj, got, tc.want)
+		}
+	}
+}
+
+// TestFeed: items of any type, in the order sent; Next fails once ctx
+// ends.
+func TestFeed(t *testing.T) {
+	f := NewFeed[int](t.Context())
+	f.Send(1)
+	f.Send(2)
+	if got, err := f.Await(t.Context(), 2); err != nil || got[0] != 1 || got[1] != 2 {
+		t.Errorf("Await = %v, %v", got, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := f.Next(ctx); err == nil {
+		t.Error("Next after ctx ended: no error")
 	}
 }

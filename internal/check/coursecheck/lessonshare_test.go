@@ -87,7 +87,7 @@ func isLessonFile(name string) bool {
 // own error check counts with the call (issue 25): the lines of
 // `if err != nil { return … }` right after a statement that calls
 // client-go and assigns err, or of `if x, err := call(); err != nil {
-// return … }`, are lesson, since client-go's examples handle errors the
+// return … }`, or of `if !cache.WaitFor(…) { return … }`, are lesson, since client-go's examples handle errors the
 // same way and the check is part of calling it.
 //
 // go test -v -run TestLessonShare ./internal/check/coursecheck prints
@@ -432,7 +432,13 @@ func holdsKubernetes(obj types.Object) bool {
 		}
 		break
 	}
-	named, ok := t.(*types.Named)
+	// klog.Logger is k8s.io's name for logr.Logger (an alias): a
+	// controller's logger, as sample-controller takes it from its
+	// context, is k8s.io's too.
+	if alias, ok := t.(*types.Alias); ok && alias.Obj().Pkg() != nil && kubernetesPath(alias.Obj().Pkg().Path()) {
+		return true
+	}
+	named, ok := types.Unalias(t).(*types.Named)
 	return ok && named.Obj().Pkg() != nil && kubernetesPath(named.Obj().Pkg().Path())
 }
 
@@ -580,6 +586,17 @@ func errorChecks(f *ast.File, info *types.Info, callsClientGo map[types.Object]b
 		return false
 	}
 	check := func(ifs *ast.IfStmt, before ast.Stmt) {
+		// `if !cache.WaitFor(…) { return … }`: a client-go call that
+		// reports failure as false, and its own check.
+		if not, ok := ifs.Cond.(*ast.UnaryExpr); ok && not.Op == token.NOT && ifs.Else == nil &&
+			len(ifs.Body.List) == 1 && clientGoCall(not.X) {
+			if _, ok := ifs.Body.List[0].(*ast.ReturnStmt); ok {
+				for l := line(ifs.Pos()); l <= line(ifs.End()); l++ {
+					lines[l] = true
+				}
+			}
+			return
+		}
 		bin, ok := ifs.Cond.(*ast.BinaryExpr)
 		if !ok || bin.Op != token.NEQ || ifs.Else != nil || len(ifs.Body.List) != 1 {
 			return

@@ -1,0 +1,198 @@
+// Package tap is how the course watches client-go work without changing
+// it: each tap wraps one of client-go's own interfaces, passes every call
+// through unchanged, and records the call once, as a typed event, into a
+// Recorder.
+//
+//	Handler   a cache.ResourceEventHandler: OnAdd, OnUpdate, OnDelete
+//	TypedHandler[T]  a cache.TypedResourceEventHandler[T], the same
+//	Queue[T]  a workqueue.TypedRateLimitingInterface[T]: Add, Get, Done, …
+//	ListerWatcher  a cache.ListerWatcher: List, Watch
+//	Transport an http.RoundTripper under a rest.Config: the requests one
+//	          client sends, and what the server answered
+//
+// Open one and you read client-go's interface, method by method, each
+// with one line that records it. The fourth way in, the chapters'
+// transport (internal/cluster), records the wire for the trace already.
+//
+// A chapter prints lines rendered from the events (its observe.go says
+// how), and the trace's lanes (package trace) are rendered from the same
+// events by Record: a step's observation is written once. Steps await
+// events (Recorder.Await, Recorder.Next), never a log message or a
+// printed line.
+//
+// A step can also hold a call at its tap, like a breakpoint, to make
+// something happen meanwhile (Recorder.Hold): a handler after it
+// returned, a request before it leaves. Everything held goes on when the
+// recorder's context ends, so a step that fails leaves nothing held.
+package tap
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+)
+
+// Event is one call a tap saw: a HandlerCall, a QueueCall, a
+// ListWatchCall, a Request, or Held (a call a step holds).
+type Event interface {
+	// Trace is the event as the trace's lanes show it, and the object
+	// it carried (nil if none).
+	Trace() (trace.Event, any)
+}
+
+// Recorder receives the taps' events, in the order the taps recorded
+// them, for the step that awaits them; and records each on the trace.
+type Recorder struct {
+	feed *show.Feed[Event]
+	done <-chan struct{}
+
+	mu    sync.Mutex
+	holds []*Gate
+}
+
+// NewRecorder returns a recorder whose taps stop reporting, and whose
+// holds let go, when ctx ends.
+func NewRecorder(ctx context.Context) *Recorder {
+	return &Recorder{feed: show.NewFeed[Event](ctx), done: ctx.Done()}
+}
+
+// Await returns the next n events, in the order they were recorded.
+func (r *Recorder) Await(ctx context.Context, n int) ([]Event, error) {
+	return r.feed.Await(ctx, n)
+}
+
+// Next returns the next event.
+func (r *Recorder) Next(ctx context.Context) (Event, error) { return r.feed.Next(ctx) }
+
+// Drain returns the events recorded and not yet awaited, without waiting.
+func (r *Recorder) Drain() []Event { return r.feed.Drain() }
+
+// Calls is the handler calls the recorder gets, each as
+// HandlerCall.String shows it, for show.Next and show.Sorted; what else
+// it gets (a Held) is skipped.
+func (r *Recorder) Calls() show.Source { return calls{r} }
+
+type calls struct{ r *Recorder }
+
+func (c calls) Await(ctx context.Context, n int) ([]string, error) {
+	var got []string
+	for len(got) < n {
+		e, err := c.r.Next(ctx)
+		if err != nil {
+			return got, err
+		}
+		if call, ok := e.(HandlerCall); ok {
+			got = append(got, call.String())
+		}
+	}
+	return got, nil
+}
+
+// HandlerCalls keeps the handler calls among events.
+func HandlerCalls(events []Event) []HandlerCall {
+	var got []HandlerCall
+	for _, e := range events {
+		if call, ok := e.(HandlerCall); ok {
+			got = append(got, call)
+		}
+	}
+	return got
+}
+
+// record is what every tap calls once per call: the trace gets the
+// event, the feed gets it, and if a step holds calls like it, the tap's
+// goroutine waits here until the step releases it (holdAt).
+func (r *Recorder) record(e Event) {
+	r.emit(e)
+	r.holdAt(e)
+}
+
+// emit records e on the trace and sends it to the step.
+func (r *Recorder) emit(e Event) {
+	if trace.On() {
+		te, obj := e.Trace()
+		trace.Record(te, obj)
+	}
+	r.feed.Send(e)
+}
+
+// holdAt makes the tap's goroutine wait, after a Held event, if a gate
+// holds e; it returns at once otherwise.
+func (r *Recorder) holdAt(e Event) {
+	if g := r.holding(e); g != nil {
+		r.emit(Held{Event: e})
+		g.wait(r.done)
+	}
+}
+
+// holding returns the gate that holds e, if any, and counts the hold.
+func (r *Recorder) holding(e Event) *Gate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, g := range r.holds {
+		if g.left > 0 && g.match(e) {
+			g.left--
+			return g
+		}
+	}
+	return nil
+}
+
+// A Gate is a hold a step set (Recorder.Hold): the calls it holds wait at
+// their tap until the step releases them, one by one or all at once.
+type Gate struct {
+	match  func(Event) bool
+	left   int           // holds still to come (under the recorder's mu)
+	tokens chan struct{} // one per Release
+	open   chan struct{} // closed by Open
+	once   sync.Once
+}
+
+// Hold holds the next n calls that match accepts, each at its tap right
+// after the tap recorded it (a handler's call once it has returned, a
+// request before it is sent): the tap then records Held, and waits.
+func (r *Recorder) Hold(n int, match func(Event) bool) *Gate {
+	g := &Gate{match: match, left: n, tokens: make(chan struct{}, n), open: make(chan struct{})}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.holds = append(r.holds, g)
+	return g
+}
+
+// Release lets one held call go on (or the next one, once held).
+func (g *Gate) Release() {
+	select {
+	case g.tokens <- struct{}{}:
+	default: // every hold already released
+	}
+}
+
+// Open lets every call go on, held now or to come; a deferred Open
+// makes sure a step that fails leaves nothing held.
+func (g *Gate) Open() { g.once.Do(func() { close(g.open) }) }
+
+func (g *Gate) wait(done <-chan struct{}) {
+	select {
+	case <-g.tokens:
+	case <-g.open:
+	case <-done:
+	}
+}
+
+// Held is a call a Gate holds: recorded when its tap begins to wait.
+type Held struct{ Event }
+
+// Trace is the held call on its own lane, marked held. A handler's call
+// is named by its handler and method, not its object: which object comes
+// first is often not defined (an initial list), that a call is held is.
+func (h Held) Trace() (trace.Event, any) {
+	e, _ := h.Event.Trace()
+	text := e.Verb + " " + e.Text
+	if call, ok := h.Event.(HandlerCall); ok {
+		text = strings.TrimSpace(call.Method + " " + call.Handler)
+	}
+	return trace.Event{Lane: e.Lane, Verb: "held", Text: text + " (by the step)", Key: e.Key}, nil
+}

@@ -1,0 +1,282 @@
+package tap
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+)
+
+func cm(name, rv string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+}
+
+// strings renders events as their String methods do.
+func strs(events []Event) []string {
+	var s []string
+	for _, e := range events {
+		s = append(s, fmt.Sprint(e))
+	}
+	return s
+}
+
+// TestHandler: each call is passed on, then recorded once, a tombstone
+// as it came; the trace gets the same calls.
+func TestHandler(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	tr := trace.New("test")
+	uninstall, err := trace.Install(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uninstall()
+	var passed []string
+	h := Handler{Rec: rec, Next: cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, initial bool) { passed = append(passed, "add") },
+		UpdateFunc: func(o, n any) { passed = append(passed, "update") },
+		DeleteFunc: func(obj any) { passed = append(passed, "delete") },
+	}}
+	a := cm("a", "1")
+	h.OnAdd(a, true)
+	h.OnUpdate(a, a)
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: a})
+	got, err := rec.Await(t.Context(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"OnAdd     configmap/a rv=1  isInInitialList=true",
+		"OnUpdate  configmap/a rv=1 -> rv=1  (old == new)",
+		"OnDelete  DeletedFinalStateUnknown key=ns/a, last known configmap/a rv=1",
+	}
+	if !slices.Equal(strs(got), want) {
+		t.Errorf("recorded %q, want %q", strs(got), want)
+	}
+	if !slices.Equal(passed, []string{"add", "update", "delete"}) {
+		t.Errorf("passed on %q", passed)
+	}
+	if !got[2].(HandlerCall).Tombstone() || !got[1].(HandlerCall).Same() {
+		t.Error("Tombstone or Same is wrong")
+	}
+	events := tr.Trace().Events
+	if len(events) != 3 || events[0].Lane != trace.Handlers || events[1].Timed != true {
+		t.Errorf("trace: %+v", events)
+	}
+}
+
+// TestQueue: the calls a worker makes, recorded in the order they took
+// effect; Len and NumRequeues are the queue's own.
+func TestQueue(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	q := Queue[string]{workqueue.NewTypedRateLimitingQueue(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, time.Millisecond)), rec}
+	q.Add("ns/a")
+	q.Add("ns/a") // already queued: one key
+	if q.Len() != 1 {
+		t.Errorf("Len %d, want 1", q.Len())
+	}
+	key, _ := q.Get()
+	q.AddRateLimited(key)
+	q.Done(key)
+	key, _ = q.Get() // back after its 1ms backoff
+	q.Forget(key)
+	q.Done(key)
+	q.ShutDown()
+	if _, shutdown := q.Get(); !shutdown {
+		t.Error("Get after ShutDown handed out a key")
+	}
+	got := strs(rec.Drain())
+	want := []string{"Add(ns/a)", "Add(ns/a)", "Get(ns/a)", "AddRateLimited(ns/a) (NumRequeues 1)", "Done(ns/a)",
+		"Get(ns/a)", "Forget(ns/a)", "Done(ns/a)", "ShutDown()", "Get() reported shutdown"}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded\n%q, want\n%q", got, want)
+	}
+}
+
+// TestHoldReleasedWhenContextEnds: a held call goes on once the
+// recorder's context ends, even if the step never releases it.
+func TestHoldReleasedWhenContextEnds(t *testing.T) {
+	leakcheck.Verify(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	rec := NewRecorder(ctx)
+	rec.Hold(1, func(e Event) bool { c, ok := e.(HandlerCall); return ok && c.Method == "OnAdd" })
+	returned := make(chan struct{})
+	go func() {
+		Handler{Rec: rec}.OnAdd(cm("a", "1"), false)
+		close(returned)
+	}()
+	got, err := rec.Await(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got[1].(Held); !ok {
+		t.Fatalf("second event %T, want Held", got[1])
+	}
+	select {
+	case <-returned:
+		t.Fatal("the held call returned before its release")
+	default:
+	}
+	cancel()
+	<-returned
+}
+
+// TestHoldReleaseOneByOne: a gate holds the next n matching calls, and
+// Release lets one go at a time; calls that do not match pass.
+func TestHoldReleaseOneByOne(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	q := Queue[string]{workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]()), rec}
+	defer q.ShutDown()
+	gate := rec.Hold(2, func(e Event) bool { c, ok := e.(QueueCall); return ok && c.Method == "Add" && c.Item == "ns/b" })
+	defer gate.Open()
+	q.Add("ns/a") // not held
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Add("ns/b")
+		q.Add("ns/b")
+		q.Add("ns/b") // the third is not held: the gate held two
+	}()
+	for range 2 {
+		for {
+			e, err := rec.Next(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := e.(Held); ok {
+				break
+			}
+		}
+		gate.Release()
+	}
+	<-done
+}
+
+// TestListerWatcher: List and Watch are recorded with what they
+// returned, and a fake's opt-out of watch-list survives the wrapping.
+func TestListerWatcher(t *testing.T) {
+	client := fake.NewClientset(cm("a", ""))
+	lw := cache.ToListWatcherWithWatchListSemantics(
+		cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", "ns", nil), client)
+	if u, ok := lw.(interface{ IsWatchListSemanticsUnSupported() bool }); !ok || !u.IsWatchListSemanticsUnSupported() {
+		t.Skip("the fake does not opt out of watch-list in this client-go")
+	}
+	rec := NewRecorder(t.Context())
+	tapped := NewListerWatcher(lw, rec)
+	if !tapped.IsWatchListSemanticsUnSupported() {
+		t.Error("the wrapped ListerWatcher lost the fake's opt-out")
+	}
+	lwc := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return client.CoreV1().ConfigMaps("ns").List(ctx, o)
+		},
+		WatchFuncWithContext: client.CoreV1().ConfigMaps("ns").Watch,
+	}
+	tapped = NewListerWatcher(lwc, rec)
+	if _, err := tapped.ListWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := tapped.WatchWithContext(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	got := strs(rec.Drain())
+	want := []string{`List(resourceVersion="0") → 1 items, rv=2`, `Watch(resourceVersion="")`}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded %q, want %q", got, want)
+	}
+}
+
+// TestTransport: a request is recorded with the object it carried and
+// the server's answer, its Status reason included; a held request has
+// not reached the server until the step releases it.
+func TestTransport(t *testing.T) {
+	leakcheck.Verify(t)
+	reached := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- r.Method
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409}`)
+	}))
+	defer srv.Close()
+	rec := NewRecorder(t.Context())
+	gate := rec.Hold(1, func(e Event) bool { r, ok := e.(Request); return ok && r.Verb == "update" })
+	defer gate.Open()
+	client := kubernetes.NewForConfigOrDie(Transport(&rest.Config{Host: srv.URL}, rec, trace.Workers))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := client.CoreV1().ConfigMaps("ns").Update(context.Background(),
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-summary"}, Data: map[string]string{"k": "v"}},
+			metav1.UpdateOptions{})
+		errc <- err
+	}()
+	e, err := rec.Next(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, ok := e.(Held)
+	if !ok {
+		t.Fatalf("first event %T, want Held", e)
+	}
+	if req := held.Event.(Request); req.Name != "a-summary" || req.Obj.(*corev1.ConfigMap).Data["k"] != "v" {
+		t.Errorf("held %+v", req)
+	}
+	select {
+	case m := <-reached:
+		t.Fatalf("a held %s reached the server", m)
+	default:
+	}
+	gate.Release()
+	e, err = rec.Next(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req := e.(Request); req.Code != 409 || req.Reason != "Conflict" || !req.Held {
+		t.Errorf("recorded %v (held %t)", req, req.Held)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the client did not get the 409")
+	}
+}
+
+// TestTypedHandler: a typed handler's calls are recorded as an untyped
+// one's; a delete whose final state is unknown, as its tombstone.
+func TestTypedHandler(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	var deleted []string
+	h := TypedHandler[*corev1.ConfigMap]{Rec: rec, Name: "typed", Next: cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap]{
+		DeleteFunc: func(d cache.DeletedObject[*corev1.ConfigMap]) { deleted = append(deleted, d.GetKey()) },
+	}}
+	a := cm("a", "1")
+	h.OnAdd(a, false)
+	h.OnDelete(cache.DeletedObject[*corev1.ConfigMap]{OptionalObj: a,
+		FinalStateUnknown: &cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: a}})
+	want := []string{
+		"typed  OnAdd     configmap/a rv=1  isInInitialList=false",
+		"typed  OnDelete  DeletedFinalStateUnknown key=ns/a, last known configmap/a rv=1",
+	}
+	if got := strs(rec.Drain()); !slices.Equal(got, want) {
+		t.Errorf("recorded %q, want %q", got, want)
+	}
+	if !slices.Equal(deleted, []string{"ns/a"}) {
+		t.Errorf("passed on %q", deleted)
+	}
+}
