@@ -13,16 +13,19 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // firstSync syncs an informer twice: by default, with a watch-list (one
 // WATCH streams the pods, then a bookmark); opted out, with a LIST
-// (limit=500 a page) and a WATCH from its resourceVersion.
+// (it asks limit=500; at resourceVersion=0 the answer is whole) and a
+// WATCH from the list's resourceVersion.
 func firstSync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	fmt.Fprintln(out, "Step 1. The first sync at size: a watch-list, then a LIST and a WATCH")
 	for _, watchList := range []bool{true, false} {
 		c.ResetRequests()
 		ctx, stop := context.WithCancel(ctx)
+		rec := tap.NewRecorder(ctx)
 		// A ListWatch of the course's pods, made alike both times. The
 		// reflector decides how to sync when it is built: a watch-list,
 		// unless the WatchListClient gate is off or the ListerWatcher
@@ -37,12 +40,29 @@ func firstSync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		if !watchList {
 			source = listThenWatch{lw} // opts out of watch-list
 		}
-		inf := cache.NewSharedIndexInformer(source, &corev1.Pod{}, 0,
-			cache.Indexers{})
+		inf := cache.NewSharedIndexInformer(tap.NewListerWatcher(source, rec),
+			&corev1.Pod{}, 0, cache.Indexers{})
 		var wg sync.WaitGroup
 		wg.Go(func() { inf.RunWithContext(ctx) })
 		synced := cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 		// !-firstSync
+
+		// Opted out, the reflector opens its WATCH after the LIST, while
+		// the informer pops what the LIST brought: the informer may have
+		// synced before its WATCH is open. Wait for the tap to see the
+		// Watch return, so that the requests printed are the sync's
+		// whole on every run.
+		if synced {
+			calls := 1 // a watch-list is one Watch
+			if !watchList {
+				calls = 2 // a List, then a Watch
+			}
+			if _, err := rec.Await(ctx, calls); err != nil {
+				stop()
+				wg.Wait()
+				return err
+			}
+		}
 
 		// What it holds, read before it stops; then the informer ends,
 		// waited for, before the next one starts.

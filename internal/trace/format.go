@@ -78,7 +78,7 @@ func Format(t Trace) string {
 }
 
 // resourceVersion matches a resourceVersion in an event's text.
-var resourceVersion = regexp.MustCompile(`(rv=|resourceVersion=|resource version: )\d+( \(\d+\))?`)
+var resourceVersion = regexp.MustCompile(`(rv=|resourceVersion="?|resource version: )\d+( \(\d+\))?`)
 
 func formatEvent(e Event) string {
 	s := e.Verb
