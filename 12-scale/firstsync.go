@@ -49,27 +49,17 @@ func firstSync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 
 		// Opted out, the reflector opens its WATCH after the LIST, while
 		// the informer pops what the LIST brought: the informer may have
-		// synced before its WATCH is open. Wait for the tap to see the
-		// Watch return, so that the requests printed are the sync's
-		// whole on every run.
-		if synced {
-			calls := 1 // a watch-list is one Watch
-			if !watchList {
-				calls = 2 // a List, then a Watch
-			}
-			if _, err := rec.Await(ctx, calls); err != nil {
-				stop()
-				wg.Wait()
-				return err
-			}
-		}
+		// synced before its WATCH is open. The tap's record of the Watch
+		// says it is, so that the requests printed are the sync's whole
+		// on every run.
+		opened := synced && sawSyncRequests(ctx, rec, watchList)
 
 		// What it holds, read before it stops; then the informer ends,
 		// waited for, before the next one starts.
 		held := len(inf.GetStore().ListKeys())
 		stop()
 		wg.Wait()
-		if !synced {
+		if !synced || !opened {
 			return context.Cause(ctx)
 		}
 		printSync(out, watchList, held, c.Requests())

@@ -33,6 +33,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
@@ -71,6 +72,18 @@ func (p *pods) Set(s string) error {
 
 // printSync prints how an informer synced: the requests it made and how
 // many pods it holds.
+// sawSyncRequests awaits what the informer's tapped ListerWatcher
+// records of its first sync: a watch-list's one Watch, or an opted-out
+// reflector's List, then its Watch. It is false if ctx ended first.
+func sawSyncRequests(ctx context.Context, rec *tap.Recorder, watchList bool) bool {
+	calls := 2
+	if watchList {
+		calls = 1
+	}
+	_, err := rec.Await(ctx, calls)
+	return err == nil
+}
+
 func printSync(out io.Writer, watchList bool, held int, reqs []apiserver.Request) {
 	how := "LIST, then WATCH"
 	if watchList {
