@@ -423,10 +423,11 @@ func stopPipeline(out io.Writer, c *cluster.Cluster, p *pipeline) error {
 }
 
 // setRunning writes a pod's status phase, as a kubelet would: status
-// is a subresource, written with one PATCH.
+// is a subresource, and a kubelet PATCHes it with a strategic merge
+// patch of what changed (kubernetes pkg/util/pod PatchPodStatus).
 func setRunning(ctx context.Context, c *cluster.Cluster, name string) error {
 	_, err := c.Client.CoreV1().Pods(c.Namespace).Patch(ctx, name,
-		types.MergePatchType, []byte(`{"status":{"phase":"Running"}}`),
+		types.StrategicMergePatchType, []byte(`{"status":{"phase":"Running"}}`),
 		metav1.PatchOptions{}, "status")
 	return err
 }
