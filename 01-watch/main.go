@@ -120,7 +120,8 @@ func makeChanges(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if p, err = pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	// Status is a subresource: a kubelet writes it with UpdateStatus.
+	// Status is a subresource. UpdateStatus PUTs the whole pod to it; a
+	// kubelet PATCHes it instead, with a strategic merge patch (03).
 	p.Status.Phase = corev1.PodRunning
 	if _, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 		return err

@@ -99,8 +99,10 @@ func tutorialCalls(q cache.Queue) error {
 // !-tutorialCalls
 
 // Step 2. DeltaFIFO compacts very little: only a Deleted that follows
-// a Deleted collapses. And a Delete for a key it has never seen is
-// dropped, because there is nothing to report the deletion of.
+// a Deleted collapses. And, with no KnownObjects, a Delete is dropped
+// whenever its key has nothing queued at that moment: never added, or
+// added and already popped. The FIFO then knows of nothing to report
+// the deletion of.
 func deletes(ctx context.Context, out io.Writer) error {
 	fmt.Fprintln(out, "\nStep 2. DeltaFIFO: only consecutive Deleted deltas collapse")
 	fifo := cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{

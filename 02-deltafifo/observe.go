@@ -256,7 +256,7 @@ func printSideBySide(out io.Writer) {
 	for _, r := range rows {
 		fmt.Fprintf(out, "    %-16s %-21s %s\n", r[0], r[1], r[2])
 	}
-	fmt.Fprintln(out, "  Chosen in tools/cache/controller.go newQueueFIFO (L1063-1093)")
+	fmt.Fprintln(out, "  Chosen in tools/cache/controller.go newQueueFIFO (L1063-1094)")
 }
 
 // printStore prints what a store holds, sorted by key.

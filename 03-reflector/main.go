@@ -2,13 +2,17 @@
 //
 // An informer without handlers is four parts: a ListWatch that talks to
 // the API, a Reflector that turns what the server streams into queue
-// operations, a DeltaFIFO that keeps per-object deltas, and a loop that
-// pops them into a Store. This chapter wires the four by hand, shows the
-// requests the reflector makes, then breaks its watch three times, from
-// the chapter's own client, so that it happens alike on any cluster: the
-// reflector resumes after its watch ends, backs off and resumes after a
-// 429, and relists after a 410, when a DeletedFinalStateUnknown
-// tombstone stands for the delete it never saw.
+// operations, a queue of the changes, and a loop that pops them into a
+// Store. A v0.37 informer always builds that queue as a RealFIFO
+// (InOrderInformers is GA and locked on: tools/cache/controller.go
+// newQueueFIFO). This chapter wires the four by hand with a DeltaFIFO,
+// the queue informers used before, which keeps per-object deltas, so
+// that what each reflector call does to a queue shows key by key. It
+// shows the requests the reflector makes, then breaks its watch three
+// times, from the chapter's own client, so that it happens alike on any
+// cluster: the reflector resumes after its watch ends, backs off and
+// resumes after a 429, and relists after a 410, when a
+// DeletedFinalStateUnknown tombstone stands for the delete it never saw.
 //
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
 // delta_fifo.go, listwatch.go, store.go; rest/request.go for the 429.
@@ -423,10 +427,11 @@ func stopPipeline(out io.Writer, c *cluster.Cluster, p *pipeline) error {
 }
 
 // setRunning writes a pod's status phase, as a kubelet would: status
-// is a subresource, written with one PATCH.
+// is a subresource, and a kubelet PATCHes it with a strategic merge
+// patch of what changed (kubernetes pkg/util/pod PatchPodStatus).
 func setRunning(ctx context.Context, c *cluster.Cluster, name string) error {
 	_, err := c.Client.CoreV1().Pods(c.Namespace).Patch(ctx, name,
-		types.MergePatchType, []byte(`{"status":{"phase":"Running"}}`),
+		types.StrategicMergePatchType, []byte(`{"status":{"phase":"Running"}}`),
 		metav1.PatchOptions{}, "status")
 	return err
 }

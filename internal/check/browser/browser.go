@@ -62,7 +62,7 @@ func Find() string {
 	return ""
 }
 
-// Browser is one headless Chromium with one tab, for one test.
+// Browser is one tab of headless Chromium, for one test.
 type Browser struct {
 	t      testing.TB
 	ctx    context.Context
@@ -71,17 +71,41 @@ type Browser struct {
 	errors []string // console errors and uncaught exceptions, in order
 }
 
-// Start starts headless Chromium at Width×Height, or skips the test when
-// there is none. Everything it starts is stopped when the test ends.
-func Start(t testing.TB) *Browser {
-	t.Helper()
+// shared is the Chromium that Main starts for a test binary: every Start
+// opens its tab there. Without Main, each Start starts a Chromium of its own.
+var shared struct {
+	ctx context.Context // the browser's first tab: Start's tabs are its children
+	err error           // why it could not start, reported by each Start
+}
+
+// Main runs a package's tests (m.Run) with one headless Chromium for all
+// of them, and returns m.Run's exit code: use it as
+// os.Exit(browser.Main(m)) in TestMain. Starting and stopping Chromium
+// costs about a second of CPU (and more of waiting); a tab in a running
+// one costs a fraction of that, and a tab in a browser context of its own
+// shares no cookies, storage or cache with another test's. The browser starts before the first test, so that
+// its goroutines are there before any test's leak check looks, and it
+// stops after the last. Where no Chromium can be found, Main only runs
+// the tests (and Start skips).
+func Main(m *testing.M) int {
 	exe := Find()
 	if exe == "" {
-		if c := os.Getenv("CHROME"); c != "" {
-			t.Skipf("no Chromium found: $CHROME is %q, which is not a program; unset it or install one (apt-get install chromium)", c)
-		}
-		t.Skip("no Chromium found ($CHROME, /usr/bin/chromium, chromium, chromium-browser, google-chrome): the browser check needs one, e.g. apt-get install chromium")
+		return m.Run()
 	}
+	ctx, stop := launch(context.Background(), exe)
+	defer stop()
+	// The first action on the context starts the browser.
+	if err := chromedp.Do(ctx); err != nil {
+		shared.err = fmt.Errorf("starting %s: %w", exe, err)
+	}
+	shared.ctx = ctx
+	return m.Run()
+}
+
+// launch prepares headless Chromium at Width×Height, which ends with
+// parent; the first action on the context it returns starts it. stop ends
+// it and waits until its process and its temporary profile are gone.
+func launch(parent context.Context, exe string) (ctx context.Context, stop func()) {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -100,20 +124,53 @@ func Start(t testing.TB) *Browser {
 		// No UserDataDir: the allocator makes a fresh temporary one and
 		// removes it when the browser has ended.
 	}
-	// One deadline for the whole browser: a hung page fails the test, it
-	// does not hang it.
-	base, cancelBase := context.WithTimeout(context.Background(), 3*time.Minute)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	b := &Browser{t: t, ctx: ctx}
-	b.stop = func() {
+	return ctx, func() {
 		cancelCtx()
 		cancelAlloc() // waits for the browser process and its directory to go
-		cancelBase()
 	}
+}
+
+// Start opens a tab at Width×Height in the Chromium Main started, or, in
+// a package that does not use Main, starts a Chromium of its own; it skips
+// the test when there is none. Everything it opens is closed when the test
+// ends.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	exe := Find()
+	if exe == "" {
+		if c := os.Getenv("CHROME"); c != "" {
+			t.Skipf("no Chromium found: $CHROME is %q, which is not a program; unset it or install one (apt-get install chromium)", c)
+		}
+		t.Skip("no Chromium found ($CHROME, /usr/bin/chromium, chromium, chromium-browser, google-chrome): the browser check needs one, e.g. apt-get install chromium")
+	}
+	// One deadline for the whole tab: a hung page fails the test, it does
+	// not hang it.
+	var ctx context.Context
+	var stop func()
+	if shared.ctx != nil {
+		if shared.err != nil {
+			t.Fatal(shared.err)
+		}
+		deadline, cancelDeadline := context.WithTimeout(shared.ctx, 3*time.Minute)
+		tab, cancelTab := chromedp.NewContext(deadline, chromedp.WithNewBrowserContext())
+		ctx, stop = tab, func() {
+			cancelTab() // closes the tab and disposes of its browser context
+			cancelDeadline()
+		}
+	} else {
+		deadline, cancelDeadline := context.WithTimeout(context.Background(), 3*time.Minute)
+		own, stopOwn := launch(deadline, exe)
+		ctx, stop = own, func() {
+			stopOwn()
+			cancelDeadline()
+		}
+	}
+	b := &Browser{t: t, ctx: ctx, stop: stop}
 	t.Cleanup(b.stop)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(Width, Height)); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
+		t.Fatalf("opening a tab in %s: %v", exe, err)
 	}
 	// Listen calls the func in the tab's own loop, in the order the browser
 	// sent the events: once a later command has returned, every message the

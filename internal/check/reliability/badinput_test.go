@@ -144,6 +144,7 @@ func TestBadInput(t *testing.T) {
 // runs in memory: it says once that it ignores the cluster flags, and
 // exits 0.
 func TestInMemoryIgnoresClusterFlags(t *testing.T) {
+	t.Parallel() // it waits for the build: the tests that need none run meanwhile
 	for _, ch := range builtChapters(t) {
 		if !ch.offline {
 			continue

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/browser"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -32,7 +33,8 @@ type chapter struct {
 }
 
 // TestMain builds every chapter (see build) while the tests that need
-// none run, and removes the binaries at the end.
+// none run, and removes the binaries at the end. The tests run with one
+// Chromium for all of TestTraceFlag's pages (browser.Main).
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "reliability")
 	if err != nil {
@@ -43,7 +45,7 @@ func TestMain(m *testing.M) {
 		defer close(built)
 		buildErr = build(dir)
 	}()
-	code := m.Run()
+	code := browser.Main(m)
 	<-built
 	os.RemoveAll(dir)
 	os.Exit(code)
