@@ -17,8 +17,9 @@ var repoModule = map[string]string{
 	"apiserver":    "k8s.io/apiserver",
 }
 
-// linkPattern matches a pinned link in a README or a Go comment:
-// https://github.com/kubernetes/client-go/blob/v0.37.2/path#L10-L20.
+// linkPattern matches a pinned link in a README or a Go comment: into
+// github.com/kubernetes/client-go (or apimachinery, api, apiserver), its
+// blob at a tag, a path, and #L10 or #L10-L20.
 var linkPattern = regexp.MustCompile(`https://github\.com/kubernetes/(client-go|apimachinery|api|apiserver)/blob/(v[^/\s]+)/([^)#\s\]>"'` + "`" + `]+)(?:#L(\d+)(?:-L(\d+))?)?`)
 
 // sourcePattern matches internal/trace's table of declarations,
