@@ -14,6 +14,11 @@
 // every source link pinned to the current version by its line's content
 // in the new version. It prints what it found per chapter. Once the
 // modules are in the module cache it needs no network.
+//
+//	go run ./hack/nextclient -bump [-dir DIR] VERSION
+//
+// moves the course itself (bump.go): go.mod, links re-anchored by content,
+// the versions on the lines that pin them; it lists what it left.
 package main
 
 import (
@@ -40,8 +45,10 @@ func main() {
 	testTime := flag.Duration("testtime", 40*time.Minute, "time limit of the test suite")
 	chapterTime := flag.Duration("chaptertime", 2*time.Minute, "time limit of one chapter's run")
 	keep := flag.Bool("keep", false, "keep the temporary copy (its path is printed)")
+	bump := flag.Bool("bump", false, "move the course itself (this repository, or -dir) to VERSION")
+	dir := flag.String("dir", "", "with -bump: the repository to move (default: this one)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./hack/nextclient [-tests=false] [-keep] [VERSION]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./hack/nextclient [-tests=false] [-keep] [VERSION]\n       go run ./hack/nextclient -bump [-dir DIR] VERSION")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -51,8 +58,17 @@ func main() {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	err := run(ctx, os.Stdout, options{version: flag.Arg(0), tests: *tests, testTime: *testTime,
-		chapterTime: *chapterTime, keep: *keep})
+	var err error
+	if *bump {
+		if flag.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, "nextclient: -bump needs the version to move to (e.g. v0.38.0)")
+			os.Exit(1)
+		}
+		err = runBump(ctx, os.Stdout, *dir, flag.Arg(0))
+	} else {
+		err = run(ctx, os.Stdout, options{version: flag.Arg(0), tests: *tests, testTime: *testTime,
+			chapterTime: *chapterTime, keep: *keep})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nextclient:", err)
 		os.Exit(1)
@@ -164,6 +180,9 @@ func run(ctx context.Context, out io.Writer, o options) error {
 			c.BuildErr = nonEmpty(bout)
 		} else {
 			c.Output, c.Diffs = runChapter(ctx, copyDir, exe, name, o.chapterTime)
+			if !strings.HasPrefix(c.Output, "identical") {
+				c.Output += " " + onCurrent(ctx, root, filepath.Join(bin, name+"-current"), name, o.chapterTime, m.current)
+			}
 		}
 		r.Chapters = append(r.Chapters, c)
 	}
@@ -435,7 +454,7 @@ func courseLinks(ctx context.Context, root, tag string) ([]Link, error) {
 	}
 	var links []Link
 	for _, f := range strings.Split(string(out), "\x00") {
-		if strings.HasSuffix(f, ".md") || strings.HasSuffix(f, ".go") {
+		if (strings.HasSuffix(f, ".md") || strings.HasSuffix(f, ".go")) && !notLinks(f) {
 			data, err := os.ReadFile(filepath.Join(root, f))
 			if err != nil {
 				continue
@@ -444,6 +463,12 @@ func courseLinks(ctx context.Context, root, tag string) ([]Link, error) {
 		}
 	}
 	return links, nil
+}
+
+// notLinks are files whose links are examples, not the course's: the
+// course's link check and this program's tests.
+func notLinks(file string) bool {
+	return strings.HasPrefix(file, "internal/check/coursecheck/") || strings.HasPrefix(file, "hack/nextclient/")
 }
 
 func walkLinks(root, tag string) ([]Link, error) {
@@ -494,6 +519,21 @@ func chapterDirs(root string) ([]string, error) {
 		}
 	}
 	return c, nil
+}
+
+// onCurrent tells a difference the new version makes from one the
+// chapter has anyway: it runs the chapter as the course builds it, on the
+// current version, and says whether that run prints the golden file.
+func onCurrent(ctx context.Context, root, exe, name string, limit time.Duration, current string) string {
+	local := gocmd{dir: root, toolchain: "local"}
+	if out, err := local.run(ctx, "build", "-o", exe, "./"+name); err != nil {
+		return "(could not build it on " + current + " to compare: " + firstLine(out) + ")"
+	}
+	res, _ := runChapter(ctx, root, exe, name, limit)
+	if strings.HasPrefix(res, "identical") {
+		return "[on " + current + " it prints the golden file: the new version makes this difference]"
+	}
+	return "[on " + current + " it differs too (" + strings.TrimSuffix(res, ":") + "): not the new version's doing]"
 }
 
 // runChapter runs a built chapter on its embedded workshop cluster and
@@ -568,7 +608,8 @@ func runTests(ctx context.Context, g gocmd, limit time.Duration) ([]TestPackage,
 
 // ParseTestJSON reads `go test -json` output into a result per package.
 func ParseTestJSON(data []byte) []TestPackage {
-	type event struct{ Action, Package, Test, Output string }
+	type event struct{ Action, Package, ImportPath, Test, Output string }
+	built := map[string][]string{} // package → its build output
 	byPkg := map[string]*TestPackage{}
 	outputs := map[string][]string{} // package/test → its output lines
 	var order []string
@@ -577,6 +618,14 @@ func ParseTestJSON(data []byte) []TestPackage {
 		var e event
 		if err := dec.Decode(&e); err != nil {
 			break
+		}
+		if e.Action == "build-output" && e.ImportPath != "" {
+			// "pkg [pkg.test]" while building its test binary
+			ip := strings.Fields(e.ImportPath)[0]
+			if l := strings.TrimSpace(e.Output); l != "" && !strings.HasPrefix(l, "# ") {
+				built[ip] = append(built[ip], l)
+			}
+			continue
 		}
 		if e.Package == "" {
 			continue
@@ -600,7 +649,12 @@ func ParseTestJSON(data []byte) []TestPackage {
 			} else {
 				p.Result = "FAIL"
 				if len(p.Failed) == 0 {
-					p.Lines = append(p.Lines, head(outputs[key], maxErrLines)...)
+					if b := built[e.Package]; len(b) > 0 {
+						p.Result = "FAIL (does not build)"
+						p.Lines = append(p.Lines, b...)
+					} else {
+						p.Lines = append(p.Lines, head(outputs[key], maxErrLines)...)
+					}
 				}
 			}
 		case "pass":

@@ -197,12 +197,16 @@ func TestParseTestJSON(t *testing.T) {
 	for _, p := range got {
 		summary = append(summary, p.Path[len("example.com/course/"):]+" "+p.Result+" "+strings.Join(p.Failed, ","))
 	}
-	want := []string{"01-watch FAIL TestGolden", "12-scale timeout ", "cmd/tool no tests ", "internal/cluster ok "}
+	want := []string{"01-watch FAIL TestGolden", "12-scale timeout ", "cmd/tool no tests ",
+		"internal/apiserver/crd FAIL (does not build) ", "internal/cluster ok "}
 	if !reflect.DeepEqual(summary, want) {
 		t.Errorf("packages: %q, want %q", summary, want)
 	}
 	if l := got[0].Lines; len(l) != 1 || l[0] != "main_test.go:11: golden mismatch" {
 		t.Errorf("failure lines: %q", l)
+	}
+	if l := got[3].Lines; len(l) != 1 || l[0] != "internal/apiserver/crd/x_test.go:9:2: undefined: y" {
+		t.Errorf("build failure lines: %q", l)
 	}
 }
 
