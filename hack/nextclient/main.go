@@ -37,42 +37,62 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 )
 
 func main() {
-	tests := flag.Bool("tests", true, "run the test suite in the copy")
-	testTime := flag.Duration("testtime", 40*time.Minute, "time limit of the test suite")
-	chapterTime := flag.Duration("chaptertime", 2*time.Minute, "time limit of one chapter's run")
-	keep := flag.Bool("keep", false, "keep the temporary copy (its path is printed)")
-	bump := flag.Bool("bump", false, "move the course itself (this repository, or -dir) to VERSION")
-	dir := flag.String("dir", "", "with -bump: the repository to move (default: this one)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./hack/nextclient [-tests=false] [-keep] [VERSION]\n       go run ./hack/nextclient -bump [-dir DIR] VERSION")
-		flag.PrintDefaults()
+	// Its own flag set: the packages it imports register flags of their
+	// own (golden's -update) that mean nothing here.
+	fs := flag.NewFlagSet("nextclient", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tests := fs.Bool("tests", true, "run the test suite in the copy")
+	testTime := fs.Duration("testtime", 40*time.Minute, "time limit of the test suite")
+	chapterTime := fs.Duration("chaptertime", 2*time.Minute, "time limit of one chapter's run")
+	keep := fs.Bool("keep", false, "keep the temporary copy (its path is printed)")
+	bump := fs.Bool("bump", false, "move the course itself (this repository, or -dir) to VERSION")
+	dir := fs.String("dir", "", "with -bump: the repository to move (default: this one)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Println("usage: go run ./hack/nextclient [-tests=false] [-keep] [VERSION]\n       go run ./hack/nextclient -bump [-dir DIR] VERSION")
+			fs.SetOutput(os.Stdout)
+			fs.PrintDefaults()
+			return
+		}
+		fail(fmt.Errorf("%v (see -h)", err))
 	}
-	flag.Parse()
-	if flag.NArg() > 1 {
-		fmt.Fprintln(os.Stderr, "nextclient: at most one argument, the version (e.g. v0.38.0-alpha.2)")
-		os.Exit(1)
+	switch {
+	case fs.NArg() > 1:
+		fail(errors.New("at most one argument, the version (e.g. v0.38.0-alpha.2)"))
+	case *bump && fs.NArg() != 1:
+		fail(errors.New("-bump needs the version to move to (e.g. v0.38.0)"))
+	case fs.NArg() == 1 && !semantic(fs.Arg(0)):
+		fail(fmt.Errorf("version %q is not a semantic version (e.g. v0.38.0-alpha.2)", fs.Arg(0)))
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	var err error
 	if *bump {
-		if flag.NArg() != 1 {
-			fmt.Fprintln(os.Stderr, "nextclient: -bump needs the version to move to (e.g. v0.38.0)")
-			os.Exit(1)
-		}
-		err = runBump(ctx, os.Stdout, *dir, flag.Arg(0))
+		err = runBump(ctx, os.Stdout, *dir, fs.Arg(0))
 	} else {
-		err = run(ctx, os.Stdout, options{version: flag.Arg(0), tests: *tests, testTime: *testTime,
+		err = run(ctx, os.Stdout, options{version: fs.Arg(0), tests: *tests, testTime: *testTime,
 			chapterTime: *chapterTime, keep: *keep})
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "nextclient:", err)
-		os.Exit(1)
+		fail(err)
 	}
+}
+
+// fail is how bad input and failures end: one line, exit 1.
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "nextclient:", err)
+	os.Exit(1)
+}
+
+func semantic(v string) bool {
+	_, err := version.ParseSemantic(v)
+	return err == nil && strings.HasPrefix(v, "v")
 }
 
 type options struct {
