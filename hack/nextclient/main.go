@@ -195,6 +195,14 @@ func run(ctx context.Context, out io.Writer, o options) error {
 				c.Waiting = append(c.Waiting, mod+": "+why)
 			}
 		}
+		if len(r.Adapted) > 0 {
+			deps, _ := g.run(ctx, "list", "-e", "-deps", "-f", "{{.ImportPath}}", "./"+name)
+			for _, d := range strings.Fields(deps) {
+				if _, failed := r.BuildErrors[d]; failed {
+					c.BrokeFirst = append(c.BrokeFirst, d)
+				}
+			}
+		}
 		exe := filepath.Join(bin, name)
 		if bout, err := g.run(ctx, "build", "-o", exe, "./"+name); err != nil {
 			c.BuildErr = nonEmpty(bout)

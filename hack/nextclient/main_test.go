@@ -233,6 +233,7 @@ func TestFormat(t *testing.T) {
 			{Name: "01-watch", Output: "identical to the golden file (1s)",
 				Links: []Result{{Link: Link{File: "01-watch/README.md", Line: 3, Repo: "client-go", Path: "a.go", From: 4, To: 4},
 					From: Anchor{Status: Moved, Old: 4, New: 6}, To: Anchor{Status: Moved, Old: 4, New: 6}}}},
+			{Name: "03-reflector", BrokeFirst: []string{"m/internal/apiserver"}, Output: "identical to the golden file (1s)"},
 			{Name: "11-controller-runtime", BuildErr: []string{"x.go:1:1: undefined: y"},
 				Waiting: []string{"sigs.k8s.io/controller-runtime: v0.25.2 requires k8s.io/client-go v0.37.0"}},
 		},
@@ -246,7 +247,8 @@ func TestFormat(t *testing.T) {
 		"    moved: 01-watch/README.md:3 client-go/a.go#L4 -> #L6\n  tests m/01-watch: ok",
 		"== 11-controller-runtime\n  build: does not build\n    x.go:1:1: undefined: y\n  waiting for a release of sigs.k8s.io/controller-runtime",
 		"tests m/internal/check/coursecheck: FAIL TestSourceLinks",
-		"chapters: 1 of 2 build, 1 print their golden output exactly",
+		"== 03-reflector\n  build: ok only once adapted as above: it imports m/internal/apiserver\n",
+		"chapters: 2 of 3 build, 2 print their golden output exactly",
 		"links: 1 (0 same, 1 moved, 0 changed, 0 gone, 0 broken)",
 		"tests: 2 packages, 1 failed",
 	} {

@@ -27,9 +27,12 @@ type Chapter struct {
 	Name     string
 	BuildErr []string
 	Waiting  []string // the modules it imports that wait for a release
-	Output   string   // what its output is compared with the golden file
-	Diffs    []string
-	Links    []Result
+	// BrokeFirst are the packages it imports that did not build before
+	// the copy was adapted (Report.Adapted).
+	BrokeFirst []string
+	Output     string // what its output is compared with the golden file
+	Diffs      []string
+	Links      []Result
 }
 
 // TestPackage is one package's result in the copy's test run.
@@ -83,6 +86,8 @@ func Format(r Report) string {
 			for _, l := range head(c.BuildErr, maxErrLines) {
 				p("    %s", l)
 			}
+		} else if len(c.BrokeFirst) > 0 {
+			p("  build: ok only once adapted as above: it imports %s", strings.Join(c.BrokeFirst, ", "))
 		} else {
 			p("  build: ok")
 		}
