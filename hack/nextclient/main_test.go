@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -255,5 +256,28 @@ func TestFormat(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestWalkLinks: the copy has no .git; the walk skips what is not a pin.
+func TestWalkLinks(t *testing.T) {
+	dir := t.TempDir()
+	link := gh + "client-go/blob/v0.37.2/tools/cache/fifo.go#L4"
+	for file, text := range map[string]string{
+		"01-watch/README.md":                             "[x](" + link + ")\n",
+		"docs/client-go-v0.38.md":                        "[a]: " + link + "\n",
+		"internal/check/coursecheck/coursecheck_test.go": "// " + link + "\n",
+		".git/x.md": link + "\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, file)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := walkLinks(dir, "v0.37.2")
+	if err != nil || len(got) != 1 || got[0].File != "01-watch/README.md" {
+		t.Errorf("walkLinks = %+v, %v; want the chapter's link only", got, err)
 	}
 }
