@@ -24,9 +24,9 @@ const (
 var (
 	versionsRE = regexp.MustCompile(`<!-- versions (\S+) (\S+) -->`)
 	chaptersRE = regexp.MustCompile(`(?m)^<!-- chapters((?: \S+)*) -->$`)
-	claimRE    = regexp.MustCompile("(?m)^<!-- claim (line|only) (client-go|apimachinery) (\\S+) (\\S+)(?: (\\d+))? `(.*)` -->$")
+	claimRE    = regexp.MustCompile("(?m)^<!-- claim (line|only) (client-go|apimachinery|api|apiextensions-apiserver) (\\S+) (\\S+)(?: (\\d+))? `(.*)` -->$")
 	anyClaimRE = regexp.MustCompile(`(?m)^<!-- claim .*$`)
-	linkRE     = regexp.MustCompile(`https://github\.com/kubernetes/(client-go|apimachinery)/blob/([^/\s]+)/([^#\s)]+)(?:#L(\d+)(?:-L(\d+))?)?`)
+	linkRE     = regexp.MustCompile(`https://github\.com/kubernetes/(client-go|apimachinery|api|apiextensions-apiserver)/blob/([^/\s]+)/([^#\s)]+)(?:#L(\d+)(?:-L(\d+))?)?`)
 )
 
 type claim struct {
