@@ -218,6 +218,12 @@ func run(ctx context.Context, out io.Writer, o options) error {
 	if o.tests {
 		progress(fmt.Sprintf("go test ./... (at most %s)", o.testTime))
 		r.Tests, r.TestsNote = runTests(ctx, g, o.testTime)
+		for i, t := range r.Tests {
+			if len(t.Failed) > 0 {
+				progress("the failed tests of " + t.Path + " on " + m.current)
+				r.Tests[i].OnCurrent = testsOnCurrent(ctx, root, t, m.current)
+			}
+		}
 	} else {
 		r.TestsNote = "not run (-tests=false)"
 	}
@@ -635,6 +641,22 @@ func runTests(ctx context.Context, g gocmd, limit time.Duration) ([]TestPackage,
 		note += ": " + firstLine(stderr.String())
 	}
 	return pkgs, note
+}
+
+// testsOnCurrent runs a package's failed tests as the course has them,
+// on the current version, to tell what the new version broke from what
+// fails anyway.
+func testsOnCurrent(ctx context.Context, root string, t TestPackage, current string) string {
+	var top []string
+	for _, f := range t.Failed {
+		top = append(top, regexp.QuoteMeta(strings.SplitN(f, "/", 2)[0]))
+	}
+	local := gocmd{dir: root, toolchain: "local"}
+	out, err := local.run(ctx, "test", "-count=1", "-run", "^("+strings.Join(uniq(top), "|")+")$", t.Path)
+	if err == nil {
+		return "they pass on " + current + " (one run): likely the new version's doing"
+	}
+	return "they fail on " + current + " too: " + firstLine(out)
 }
 
 // ParseTestJSON reads `go test -json` output into a result per package.

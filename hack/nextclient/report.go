@@ -41,6 +41,8 @@ type TestPackage struct {
 	Result string // ok, FAIL, no tests, timeout
 	Failed []string
 	Lines  []string // the first output lines of the failures
+	// OnCurrent says how the failed tests do on the current version.
+	OnCurrent string
 }
 
 const maxErrLines = 6
@@ -185,6 +187,9 @@ func writeTests(b *strings.Builder, ts []TestPackage) {
 			continue
 		}
 		fmt.Fprintf(b, "  tests %s: %s %s\n", t.Path, t.Result, strings.Join(t.Failed, " "))
+		if t.OnCurrent != "" {
+			fmt.Fprintf(b, "    [%s]\n", t.OnCurrent)
+		}
 		for _, l := range head(t.Lines, maxErrLines) {
 			fmt.Fprintf(b, "    %s\n", l)
 		}
