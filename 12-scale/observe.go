@@ -205,6 +205,12 @@ func newObserved(ctx context.Context, r *replica, guarantee *guaranteeCheck) *ob
 	trace.MarkTimed(func(e trace.Event) bool {
 		return (e.Lane == trace.Wire || e.Lane == trace.APIServer) && strings.Contains(e.Text, "leases")
 	})
+	// A stopping leader's release can conflict with the renewal its stop
+	// cancelled, which the server may still have made (client-go says
+	// so and retries, leaderelection.go L314-L318): a 409 on some runs.
+	trace.MarkMaybe(func(e trace.Event) bool {
+		return e.Lane == trace.APIServer && e.Verb == "409" && strings.Contains(e.Text, "update leases")
+	})
 	return &observed{r: r, events: show.NewLines(ctx), guarantee: guarantee}
 }
 

@@ -15,6 +15,9 @@ import (
 // handler calls of an initial list) is not defined; what each step puts
 // on each lane is. The page replays the order the taps saw.
 //
+// Events on a timer are listed once each, "×n varies"; those marked
+// Maybe (a documented race that happens on some runs only) are left out.
+//
 // resourceVersions are masked (rv=N): where they are the lesson, the
 // chapter prints them and its golden output pins them; here, two
 // workers' writes would take them in either order.
@@ -46,7 +49,7 @@ func Format(t Trace) string {
 			var lines []string
 			timed := map[string]bool{}
 			for _, e := range events {
-				if int(e.Lane) != lane {
+				if int(e.Lane) != lane || e.Maybe {
 					continue
 				}
 				line := formatEvent(e)

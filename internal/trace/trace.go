@@ -79,6 +79,9 @@ type Event struct {
 	// after a backoff): how many there are depends on how long the step
 	// lasted, so Format counts them as "on a timer", not one by one.
 	Timed bool `json:"timed,omitempty"`
+	// Maybe is set on a timed event that happens on some runs only, by a
+	// race client-go documents (see MarkMaybe): Format leaves it out.
+	Maybe bool `json:"maybe,omitempty"`
 	// Func is the client-go function that did it, Src its line at
 	// ClientGo (see Source).
 	Func string `json:"func"`
@@ -133,6 +136,7 @@ type Recorder struct {
 	msgs    []Message     // the live stream so far
 	changed chan struct{} // closed and replaced at each new message
 	timed   []func(Event) bool
+	maybe   []func(Event) bool
 	live    bool // keep the live stream's messages (--view)
 }
 
@@ -144,6 +148,19 @@ func MarkTimed(match func(Event) bool) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.timed = append(r.timed, match)
+	}
+}
+
+// MarkMaybe marks, from now on, every event that match accepts as
+// Timed and Maybe: an event that a race client-go documents makes happen
+// on some runs and not others (a leader elector's release that conflicts
+// with the renewal it cancelled). The page shows it; the stream's golden
+// text cannot, since whether it is there at all depends on the run.
+func MarkMaybe(match func(Event) bool) {
+	if r := current.Load(); r != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.maybe = append(r.maybe, match)
 	}
 }
 
@@ -217,6 +234,11 @@ func (r *Recorder) Record(e Event, obj any) {
 	for _, match := range r.timed {
 		if match(e) {
 			e.Timed = true
+		}
+	}
+	for _, match := range r.maybe {
+		if match(e) {
+			e.Timed, e.Maybe = true, true
 		}
 	}
 	e.Obj = -1
