@@ -15,11 +15,16 @@ import (
 // /apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME[/SUBRESOURCE]].
 // Discovery and /version still have no verb.
 func logRequest(r *http.Request) apiserver.Request {
-	req := apiserver.NewRequest(r)
+	return PlaceRequest(apiserver.NewRequest(r))
+}
+
+// PlaceRequest is logRequest for a request the server logged: it fills
+// in the verb and resource of a request for a custom resource.
+func PlaceRequest(req apiserver.Request) apiserver.Request {
 	if req.Verb != "" {
 		return req
 	}
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	parts := strings.Split(strings.Trim(req.Path, "/"), "/")
 	if len(parts) < 4 || parts[0] != "apis" {
 		return req
 	}
@@ -31,8 +36,8 @@ func logRequest(r *http.Request) apiserver.Request {
 		return req
 	}
 	named := len(rest) >= 2
-	switch {
-	case r.Method == http.MethodGet && !named && r.URL.Query().Get("watch") == "true":
+	switch r := req; {
+	case r.Method == http.MethodGet && !named && r.Query.Get("watch") == "true":
 		req.Verb = "watch"
 	case r.Method == http.MethodGet && named:
 		req.Verb = "get"

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+)
+
+// options start the workshop cluster as main does: serving CRDs.
+var options = cluster.Options{Server: extras.Server}
+
+// TestGolden runs the chapter as main does, on a fresh workshop cluster,
+// and compares every line it prints with testdata/13-generated.golden.
+func TestGolden(t *testing.T) { chaptertest.GoldenWith(t, "13-generated", options, run) }
+
+// TestREADME keeps the README's output blocks equal to the golden file
+// and its code blocks equal to the chapter's code.
+func TestREADME(t *testing.T) { chaptertest.README(t, "13-generated") }
+
+// TestRealClusterShape runs the chapter as on a real cluster (no
+// workshop-server hooks) and checks that it prints the golden file's
+// steps but for numbers.
+func TestRealClusterShape(t *testing.T) {
+	chaptertest.RealClusterShapeWith(t, "13-generated", options, run)
+}
+
+// TestREADMEQuotesGeneratedCode checks the README's quotes of generated
+// code, which no `// !+name` marker can mark (the generators would drop
+// it): a block opened with "```go generated/…/file.go" must be lines of
+// that file, byte for byte but for the indentation they share.
+func TestREADMEQuotesGeneratedCode(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open = "```go generated/"
+	rest, n := string(readme), 0
+	for {
+		_, after, ok := strings.Cut(rest, open)
+		if !ok {
+			break
+		}
+		n++
+		header, body, _ := strings.Cut(after, "\n")
+		block, tail, ok := strings.Cut(body, "```")
+		if !ok {
+			t.Fatal("README.md: unterminated ```go block")
+		}
+		rest = tail
+		file := "generated/" + strings.TrimSpace(header)
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("README.md quotes %s: %v", file, err)
+			continue
+		}
+		if !quotes(string(src), block) {
+			t.Errorf("README.md's block from %s is not in that file "+
+				"(did the generators change it? quote it again):\n%s", file, block)
+		}
+	}
+	if n == 0 {
+		t.Error("README.md quotes no generated code")
+	}
+}
+
+// quotes reports whether block is a run of whole lines of src, each
+// line with the same number of leading tabs removed.
+func quotes(src, block string) bool {
+	want := strings.Split(strings.TrimRight(block, "\n"), "\n")
+	lines := strings.Split(src, "\n")
+	for tabs := 0; tabs < 4; tabs++ {
+		indent := strings.Repeat("\t", tabs)
+		var shifted []string
+		for _, l := range want {
+			if l != "" {
+				l = indent + l
+			}
+			shifted = append(shifted, l)
+		}
+		for i := 0; i+len(shifted) <= len(lines); i++ {
+			if cmp.Equal(lines[i:i+len(shifted)], shifted) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestGeneratedCodeIsCurrent runs hack/update-codegen.sh on a copy of
+// the chapter, in a module of its own with the course's go.mod (so the
+// generators are the pinned ones, from the module cache, offline), and
+// fails if what they write differs from what is checked in: a file
+// changed, missing or extra. It takes some 20 s: skipped with -short.
+func TestGeneratedCodeIsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the code generators (some 20 s); skipped with -short")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("hack/update-codegen.sh needs bash")
+	}
+	tmp := t.TempDir()
+	for _, f := range []string{"../go.mod", "../go.sum"} {
+		copyFile(t, f, filepath.Join(tmp, filepath.Base(f)))
+	}
+	chapter := filepath.Join(tmp, "13-generated")
+	for _, dir := range []string{"apis", "hack", "generated"} {
+		err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			copyFile(t, file, filepath.Join(chapter, file))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("bash", filepath.Join(chapter, "hack", "update-codegen.sh"))
+	// Offline: the generators and what they load must be in the module cache.
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/update-codegen.sh: %v\n%s", err, out)
+	}
+	want := generatedFiles(t, ".")
+	got := generatedFiles(t, chapter)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the checked-in generated code is not what the generators write now; "+
+			"run 13-generated/hack/update-codegen.sh (-checked in +generated):\n%s", diff)
+	}
+}
+
+// generatedFiles reads every generated file under dir: the
+// zz_generated files beside the types, and generated/.
+func generatedFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, file)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "generated/") || strings.HasPrefix(filepath.Base(rel), "zz_generated.") {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			files[rel] = string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

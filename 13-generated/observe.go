@@ -1,0 +1,193 @@
+package main
+
+// What chapter 13 needs only to show the generated code at work, not
+// what it teaches: one line for a memo, a watch event or a request; the
+// handler its informers report to (it runs on their goroutines, so it
+// sends a line to a show.Lines and the step prints in an order it
+// controls, and records the call for --trace); and the print functions.
+// Kept apart from the lesson, so that it can move to the course's shared
+// taps as they come.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+)
+
+// printCRD prints the CRD's names and what it serves.
+func printCRD(out io.Writer, crd *apiextensionsv1.CustomResourceDefinition) {
+	v := crd.Spec.Versions[0]
+	var columns []string
+	for _, col := range v.AdditionalPrinterColumns {
+		columns = append(columns, col.Name)
+	}
+	fmt.Fprintf(out, "  customresourcedefinition/%s  Established\n", crd.Name)
+	fmt.Fprintf(out, "    serves %s/%s %s (kind %s), subresource status, columns %s\n",
+		crd.Spec.Group, v.Name, crd.Spec.Names.Plural, crd.Spec.Names.Kind,
+		strings.Join(columns, " "))
+}
+
+// memoLine is one line for a memo: name, text, resourceVersion, and the
+// status once the controller has written one.
+func memoLine(m *coursev1alpha1.Memo) string {
+	s := fmt.Sprintf("memo/%s  %q  rv=%s", m.Name, m.Spec.Text, m.ResourceVersion)
+	if m.Status.ConfigMap != "" {
+		s += fmt.Sprintf("  status: configMap=%s observedGeneration=%d",
+			m.Status.ConfigMap, m.Status.ObservedGeneration)
+	}
+	return s
+}
+
+// printCreated prints what Create returned.
+func printCreated(out io.Writer, m *coursev1alpha1.Memo) {
+	fmt.Fprintf(out, "  created %s\n", memoLine(m))
+}
+
+// printList prints what List returned: its Go type and its items.
+func printList(out io.Writer, list *coursev1alpha1.MemoList) {
+	fmt.Fprintf(out, "  List returns a %T, rv=%s; its items are %T:\n",
+		list, list.ResourceVersion, list.Items[0])
+	for i := range list.Items {
+		fmt.Fprintf(out, "    %s\n", memoLine(&list.Items[i]))
+	}
+}
+
+// nextEvent returns the watch's next event, or ctx's end.
+func nextEvent(ctx context.Context, w watch.Interface) (watch.Event, error) {
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			return watch.Event{}, fmt.Errorf("the watch ended")
+		}
+		return ev, nil
+	case <-ctx.Done():
+		return watch.Event{}, fmt.Errorf("waiting for a watch event: %w", context.Cause(ctx))
+	}
+}
+
+// printEvent prints a watch event: its type, Go type and memo.
+func printEvent(out io.Writer, heading string, ev watch.Event) {
+	fmt.Fprintln(out, heading)
+	if m, ok := ev.Object.(*coursev1alpha1.Memo); ok {
+		fmt.Fprintf(out, "    %-9s %T  %s\n", ev.Type, m, memoLine(m))
+		return
+	}
+	fmt.Fprintf(out, "    %-9s %T\n", ev.Type, ev.Object)
+}
+
+// memosPath is where the memos of the namespace are served: under the
+// CRD's group and version.
+func memosPath(c *cluster.Cluster) string {
+	return "/apis/course.example.com/v1alpha1/namespaces/" + c.Namespace + "/memos"
+}
+
+// requests renders the request log since the last ResetRequests, the
+// requests of the given verbs for memos only, one line each, the path
+// after memosPath and the course's label selector shortened to "own".
+func requests(c *cluster.Cluster, verbs ...string) []string {
+	lines := show.Requests(c.Requests(), func(r apiserver.Request) bool {
+		return r.Resource == "memos.course.example.com" && slices.Contains(verbs, r.Verb)
+	})
+	sel := "labelSelector=" + url.QueryEscape(cluster.OwnSelector)
+	for i, l := range lines {
+		method, target, _ := strings.Cut(l, " ")
+		target = strings.Replace(target, memosPath(c), "…/memos", 1)
+		lines[i] = fmt.Sprintf("%-4s %s", method, strings.Replace(target, sel, "labelSelector=own", 1))
+	}
+	return lines
+}
+
+// memoHandler reports each call of an informer's handler as a line.
+func memoHandler(lines *show.Lines) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if m, ok := obj.(*coursev1alpha1.Memo); ok {
+				recordCall("OnAdd", obj)
+				note := ""
+				if initial {
+					note = "  (initial list)"
+				}
+				lines.Send(fmt.Sprintf("%-9s %s%s", "ADDED", memoLine(m), note))
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if m, ok := obj.(*coursev1alpha1.Memo); ok {
+				recordCall("OnUpdate", obj)
+				lines.Send(fmt.Sprintf("%-9s %s", "UPDATED", memoLine(m)))
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if m, ok := obj.(*coursev1alpha1.Memo); ok {
+				recordCall("OnDelete", obj)
+				lines.Send(fmt.Sprintf("%-9s %s", "DELETED", memoLine(m)))
+			}
+		},
+	}
+}
+
+// printEvents awaits n handler calls reported to lines and prints them:
+// the initial list sorted (client-go hands it over in no defined order),
+// the rest as they came.
+func printEvents(ctx context.Context, out io.Writer, name string, lines *show.Lines, n int) error {
+	got, err := lines.Await(ctx, n)
+	if err != nil {
+		return err
+	}
+	initial := slices.IndexFunc(got, func(l string) bool { return !strings.HasSuffix(l, "(initial list)") })
+	if initial < 0 {
+		initial = len(got)
+	}
+	slices.Sort(got[:initial])
+	show.Under(out, fmt.Sprintf("  %s: its handler got", name), got)
+	return nil
+}
+
+// checkSameCache fails unless the two informers cache the same memos,
+// at the same resourceVersions.
+func checkSameCache(a, b cache.SharedIndexInformer) error {
+	if x, y := cacheKeys(a), cacheKeys(b); !slices.Equal(x, y) {
+		return fmt.Errorf("the caches differ: %v and %v", x, y)
+	}
+	return nil
+}
+
+// cacheKeys lists an informer's cache as sorted key@resourceVersion.
+func cacheKeys(inf cache.SharedIndexInformer) []string {
+	var keys []string
+	for _, obj := range inf.GetStore().List() {
+		if m, err := meta.Accessor(obj); err == nil {
+			keys = append(keys, m.GetNamespace()+"/"+m.GetName()+"@"+m.GetResourceVersion())
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// recordCall records a handler call on the trace's handlers lane, under
+// the client-go function that made it.
+func recordCall(verb string, obj any) {
+	if !trace.On() {
+		return
+	}
+	m, _ := obj.(*coursev1alpha1.Memo)
+	fn, _ := trace.Caller(nil)
+	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb,
+		Text: fmt.Sprintf("memo/%s rv=%s", m.Name, m.ResourceVersion), Func: fn}, obj)
+}
