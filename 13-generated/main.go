@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -32,6 +33,7 @@ import (
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/clientset/versioned"
 	memoinformers "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions/course/v1alpha1"
+	memolisters "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/listers/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
@@ -62,6 +64,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	for _, s := range []step{
 		typedClient,       // 1. the generated clientset: chapter 01's requests
 		generatedInformer, // 2. the generated informer: chapter 05's
+		generatedLister,   // 3. the generated lister: chapter 04's indexer
 	} {
 		if err := s(ctx, out, c, client); err != nil {
 			return err
@@ -199,4 +202,56 @@ func generatedInformer(ctx context.Context, out io.Writer, c *cluster.Cluster, c
 		return err
 	}
 	return checkSameCache(generated, byHand)
+}
+
+// generatedLister reads the cache of a generated informer through the
+// generated lister: chapter 04's indexer, with its namespace index, and
+// the cached objects themselves, which are shared.
+func generatedLister(ctx context.Context, out io.Writer, c *cluster.Cluster, client versioned.Interface) error {
+	fmt.Fprintln(out, "\nStep 3. The generated lister is chapter 04's indexer")
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	informer := memoinformers.NewFilteredMemoInformer(client, c.Namespace, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.LabelSelector = own.LabelSelector })
+	wg.Go(func() { informer.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
+		return fmt.Errorf("the informer did not sync: %w", context.Cause(ctx))
+	}
+
+	// !+lister
+	// A lister is a view of the informer's indexer: no request, no copy.
+	lister := memolisters.NewMemoLister(informer.GetIndexer())
+	teamA, err1 := lister.List(labels.SelectorFromSet(labels.Set{"team": "a"}))
+	inNamespace, err2 := lister.Memos(c.Namespace).List(labels.Everything())
+	indexed, err3 := informer.GetIndexer().IndexKeys(cache.NamespaceIndex, c.Namespace)
+	lunch, err4 := lister.Memos(c.Namespace).Get("lunch")
+	_, notFound := lister.Memos(c.Namespace).Get("dinner")
+	// !-lister
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return err
+	}
+	printListerReads(out, teamA, inNamespace, indexed, lunch, notFound)
+
+	// !+shared
+	// Get returns the cached object itself, shared with every reader of
+	// the informer: change a copy, and write the copy.
+	cached, _, err := informer.GetIndexer().GetByKey(c.Namespace + "/lunch")
+	if err != nil {
+		return err
+	}
+	changed := withText(lunch, "Lunch at two")
+	// !-shared
+	printShared(out, cached == any(lunch), lunch, changed)
+	return nil
+}
+
+// withText returns a copy of m that says text: m, from a lister, is
+// the informer's cached object, which nobody may change.
+func withText(m *coursev1alpha1.Memo, text string) *coursev1alpha1.Memo {
+	m = m.DeepCopy()
+	m.Spec.Text = text
+	return m
 }

@@ -2,14 +2,25 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
+	memoinformers "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions/course/v1alpha1"
+	memolisters "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/listers/course/v1alpha1"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -175,5 +186,54 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListerObjectsStayUnchanged is the test step 3 promises: it would
+// catch code that changes an object a lister returned, which is the
+// informer's cached object, shared with every other reader (client-go's
+// own check, KUBE_CACHE_MUTATION_DETECTOR=true, panics the process a
+// second later). It snapshots the cache, runs the code, and compares:
+// withText must pass, and a mutation in place must be caught.
+func TestListerObjectsStayUnchanged(t *testing.T) {
+	c, client := withMemos(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	informer := memoinformers.NewMemoInformer(client, c.Namespace, 0, cache.Indexers{})
+	wg.Go(func() { informer.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
+		t.Fatal("the informer did not sync")
+	}
+	lister := memolisters.NewMemoLister(informer.GetIndexer())
+
+	changedBy := func(code func(m *coursev1alpha1.Memo)) []string {
+		before := map[string]*coursev1alpha1.Memo{}
+		memos, err := lister.List(labels.Everything())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range memos {
+			before[m.Name] = m.DeepCopy()
+		}
+		for _, m := range memos {
+			code(m)
+		}
+		var changed []string
+		for _, m := range memos {
+			if !apiequality.Semantic.DeepEqual(before[m.Name], m) {
+				changed = append(changed, m.Name)
+			}
+		}
+		slices.Sort(changed)
+		return changed
+	}
+	if got := changedBy(func(m *coursev1alpha1.Memo) { withText(m, "changed") }); len(got) > 0 {
+		t.Errorf("withText changed the cached memos %v", got)
+	}
+	got := changedBy(func(m *coursev1alpha1.Memo) { m.Spec.Text = "changed in place" })
+	if want := []string{"lunch", "standup", "welcome"}; !slices.Equal(got, want) {
+		t.Errorf("a change in place was caught for %v, want %v", got, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -190,4 +191,38 @@ func recordCall(verb string, obj any) {
 	fn, _ := trace.Caller(nil)
 	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb,
 		Text: fmt.Sprintf("memo/%s rv=%s", m.Name, m.ResourceVersion), Func: fn}, obj)
+}
+
+// printListerReads prints what step 3's lister reads returned.
+func printListerReads(out io.Writer, teamA, inNamespace []*coursev1alpha1.Memo, indexed []string,
+	lunch *coursev1alpha1.Memo, notFound error) {
+	fmt.Fprintf(out, "  %-34s %s\n", "List(team=a)", memoNames(teamA))
+	fmt.Fprintf(out, "  %-34s %s\n", "Memos(ns).List(everything)", memoNames(inNamespace))
+	var names []string
+	for _, key := range indexed {
+		_, name, _ := strings.Cut(key, "/")
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(out, "    %-32s %s\n", "the namespace index's keys (ns/)", strings.Join(names, " "))
+	fmt.Fprintf(out, "  %-34s %T  %s\n", `Memos(ns).Get("lunch")`, lunch, memoLine(lunch))
+	fmt.Fprintf(out, "  %-34s %v (IsNotFound=%t)\n", `Memos(ns).Get("dinner")`,
+		notFound, apierrors.IsNotFound(notFound))
+}
+
+// printShared prints what step 3 found of the lister's object.
+func printShared(out io.Writer, same bool, lunch, changed *coursev1alpha1.Memo) {
+	fmt.Fprintf(out, "  the object Get returns is the cache's own: %t\n", same)
+	fmt.Fprintf(out, "  withText changes a DeepCopy: cache %q, copy %q\n", lunch.Spec.Text, changed.Spec.Text)
+}
+
+// memoNames lists the names of memos, sorted: a lister returns them in
+// no particular order.
+func memoNames(memos []*coursev1alpha1.Memo) string {
+	var names []string
+	for _, m := range memos {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, " ")
 }
