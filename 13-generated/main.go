@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,6 +33,7 @@ import (
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/clientset/versioned"
+	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions"
 	memoinformers "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions/course/v1alpha1"
 	memolisters "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/listers/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -65,6 +67,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		typedClient,       // 1. the generated clientset: chapter 01's requests
 		generatedInformer, // 2. the generated informer: chapter 05's
 		generatedLister,   // 3. the generated lister: chapter 04's indexer
+		generatedFactory,  // 4. the generated factory: chapter 06's
 	} {
 		if err := s(ctx, out, c, client); err != nil {
 			return err
@@ -254,4 +257,61 @@ func withText(m *coursev1alpha1.Memo, text string) *coursev1alpha1.Memo {
 	m = m.DeepCopy()
 	m.Spec.Text = text
 	return m
+}
+
+// generatedFactory uses the generated shared informer factory as chapter
+// 06 uses client-go's: its options on the wire, one informer for every
+// consumer of memos, InformerFor, Start, WaitForCacheSync and Shutdown.
+func generatedFactory(ctx context.Context, out io.Writer, c *cluster.Cluster, client versioned.Interface) error {
+	fmt.Fprintln(out, "\nStep 4. The generated factory is chapter 06's factory")
+	ctx, cancel := context.WithCancel(ctx)
+	// !+factory
+	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0,
+		externalversions.WithNamespace(c.Namespace),
+		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = own.LabelSelector + ",team=a"
+		}))
+	defer factory.Shutdown() // runs second: waits for the informers
+	defer cancel()           // runs first: stops them
+
+	// Three consumers ask for memos; a fourth asks by resource name.
+	memos := factory.Course().V1alpha1().Memos()
+	informer := memos.Informer()
+	lister := memos.Lister()
+	typed := memos.TypedInformer()
+	generic, err := factory.ForResource(coursev1alpha1.SchemeGroupVersion.WithResource("memos"))
+	if err != nil {
+		return err
+	}
+	// InformerFor is what they all call: the informer made first wins.
+	called := false
+	again := factory.InformerFor(&coursev1alpha1.Memo{},
+		func(versioned.Interface, time.Duration) cache.SharedIndexInformer {
+			called = true
+			return nil
+		})
+	// !-factory
+	printFactoryShares(out, informer.GetStore(), typed.GetStore(),
+		generic.Informer().GetStore(), again.GetStore(), called)
+
+	c.ResetRequests()
+	factory.Start(ctx.Done())
+	synced := factory.WaitForCacheSync(ctx.Done())
+	for typ, ok := range synced {
+		if !ok {
+			return fmt.Errorf("cache of %v did not sync", typ)
+		}
+	}
+	teamA, err := lister.Memos(c.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	printFactoryRun(out, synced, requests(c, "list", "watch"), teamA)
+
+	// Shutdown waits for the informers, which stop when ctx ends: cancel
+	// first (chapter 06, pitfall 4d), as the defers above do.
+	cancel()
+	factory.Shutdown()
+	fmt.Fprintf(out, "  cancel, then Shutdown: the informer has stopped: %t\n", informer.IsStopped())
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -107,7 +108,11 @@ func requests(c *cluster.Cluster, verbs ...string) []string {
 	for i, l := range lines {
 		method, target, _ := strings.Cut(l, " ")
 		target = strings.Replace(target, memosPath(c), "…/memos", 1)
-		lines[i] = fmt.Sprintf("%-4s %s", method, strings.Replace(target, sel, "labelSelector=own", 1))
+		target = strings.Replace(target, sel, "labelSelector=own", 1)
+		if unescaped, err := url.QueryUnescape(target); err == nil {
+			target = unescaped
+		}
+		lines[i] = fmt.Sprintf("%-4s %s", method, target)
 	}
 	return lines
 }
@@ -225,4 +230,25 @@ func memoNames(memos []*coursev1alpha1.Memo) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, " ")
+}
+
+// printFactoryShares prints whether step 4's consumers share one cache,
+// and whether InformerFor called the constructor it was given.
+func printFactoryShares(out io.Writer, informer, typed, generic, again cache.Store, called bool) {
+	fmt.Fprintln(out, "  Memos().Informer(), Memos().Lister(), Memos().TypedInformer(), ForResource(memos):")
+	fmt.Fprintf(out, "    one cache behind all of them: %t\n",
+		informer == typed && typed == generic && generic == again)
+	fmt.Fprintf(out, "  InformerFor(&Memo{}, another constructor): constructor called: %t\n", called)
+}
+
+// printFactoryRun prints what step 4's factory did once started.
+func printFactoryRun(out io.Writer, synced map[reflect.Type]bool, reqs []string, teamA []*coursev1alpha1.Memo) {
+	var parts []string
+	for typ, ok := range synced {
+		parts = append(parts, fmt.Sprintf("%v=%t", typ, ok))
+	}
+	slices.Sort(parts)
+	fmt.Fprintf(out, "  Start, WaitForCacheSync: %s\n", strings.Join(parts, " "))
+	show.Under(out, "  requests (WithNamespace, WithTweakListOptions):", reqs)
+	fmt.Fprintf(out, "  Lister().Memos(ns).List(everything): %s\n", memoNames(teamA))
 }
