@@ -29,7 +29,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/clientset/versioned"
@@ -68,6 +70,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		generatedInformer, // 2. the generated informer: chapter 05's
 		generatedLister,   // 3. the generated lister: chapter 04's indexer
 		generatedFactory,  // 4. the generated factory: chapter 06's
+		controllerOnIt,    // 5. a controller on it: chapter 07's (controller.go)
 	} {
 		if err := s(ctx, out, c, client); err != nil {
 			return err
@@ -314,4 +317,60 @@ func generatedFactory(ctx context.Context, out io.Writer, c *cluster.Cluster, cl
 	factory.Shutdown()
 	fmt.Fprintf(out, "  cancel, then Shutdown: the informer has stopped: %t\n", informer.IsStopped())
 	return nil
+}
+
+// controllerOnIt runs step 5's controller (controller.go) on the memos:
+// the generated factory's memo informer and lister, client-go's for the
+// ConfigMaps it owns, a workqueue, one worker.
+func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, client versioned.Interface) error {
+	fmt.Fprintln(out, "\nStep 5. A controller on it is chapter 07's controller")
+	// !+controller
+	ownOnly := func(o *metav1.ListOptions) { o.LabelSelector = own.LabelSelector }
+	memoFactory := externalversions.NewSharedInformerFactoryWithOptions(client, 0,
+		externalversions.WithNamespace(c.Namespace), externalversions.WithTweakListOptions(ownOnly))
+	kubeFactory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
+		informers.WithNamespace(c.Namespace), informers.WithTweakListOptions(ownOnly))
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()               // first: stops the informers and the worker
+		memoFactory.Shutdown() // then waits for them
+		kubeFactory.Shutdown()
+		wg.Wait()
+	}()
+	memoInformer := memoFactory.Course().V1alpha1().Memos()
+	cmInformer := kubeFactory.Core().V1().ConfigMaps()
+	controller, err := newMemoController(c.Client, client, memoInformer, cmInformer)
+	if err != nil {
+		return err
+	}
+	// !-controller
+
+	// What the controller does is seen through the same informers, and
+	// in its log (a logger in ctx, as klog.FromContext finds it).
+	statuses, configMaps, synced := show.NewLines(ctx), show.NewLines(ctx), show.NewLines(ctx)
+	ctx = klog.NewContext(ctx, controllerLog(synced))
+	_, err1 := memoInformer.Informer().AddEventHandler(statusHandler(statuses))
+	_, err2 := cmInformer.Informer().AddEventHandler(configMapHandler(configMaps))
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	memoFactory.Start(ctx.Done())
+	kubeFactory.Start(ctx.Done())
+	wg.Go(func() { _ = controller.run(ctx, 1) })
+	if err := printControllerWork(ctx, out, "  one worker syncs the three memos "+
+		"(in no defined order; sorted):", configMaps, statuses, synced, 3); err != nil {
+		return err
+	}
+
+	memos := client.CourseV1alpha1().Memos(c.Namespace)
+	welcome, err := memos.Get(ctx, "welcome", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if _, err := memos.Update(ctx, withText(welcome, "Welcome back"), metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return printControllerWork(ctx, out, "  update memo/welcome's text; the controller follows:",
+		configMaps, statuses, synced, 1)
 }

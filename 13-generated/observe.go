@@ -17,11 +17,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
@@ -251,4 +255,85 @@ func printFactoryRun(out io.Writer, synced map[reflect.Type]bool, reqs []string,
 	fmt.Fprintf(out, "  Start, WaitForCacheSync: %s\n", strings.Join(parts, " "))
 	show.Under(out, "  requests (WithNamespace, WithTweakListOptions):", reqs)
 	fmt.Fprintf(out, "  Lister().Memos(ns).List(everything): %s\n", memoNames(teamA))
+}
+
+// statusHandler reports each memo whose status says the controller
+// has published its current generation.
+func statusHandler(lines *show.Lines) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*coursev1alpha1.Memo)
+			m, ok2 := obj.(*coursev1alpha1.Memo)
+			if !ok1 || !ok2 || o.Status == m.Status || m.Status.ObservedGeneration != m.Generation {
+				return
+			}
+			recordCall("OnUpdate", m)
+			lines.Sendf("memo/%s  generation=%d  status: configMap=%s observedGeneration=%d",
+				m.Name, m.Generation, m.Status.ConfigMap, m.Status.ObservedGeneration)
+		},
+	}
+}
+
+// configMapHandler reports the ConfigMaps added and changed.
+func configMapHandler(lines *show.Lines) cache.ResourceEventHandler {
+	report := func(event string, obj any) {
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			owner := ""
+			if ref := metav1.GetControllerOf(cm); ref != nil {
+				owner = "  owner=" + strings.ToLower(ref.Kind) + "/" + ref.Name
+			}
+			lines.Sendf("%-9s configmap/%s  text=%q%s", event, cm.Name, cm.Data["text"], owner)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { report("ADDED", obj) },
+		UpdateFunc: func(_, obj any) { report("UPDATED", obj) },
+	}
+}
+
+// printControllerWork awaits n ConfigMap events, n status lines and n
+// lines of the controller's log, and prints them, each kind sorted.
+func printControllerWork(ctx context.Context, out io.Writer, heading string,
+	configMaps, statuses, synced *show.Lines, n int) error {
+	var all []string
+	for _, lines := range []*show.Lines{configMaps, statuses, synced} {
+		got, err := lines.AwaitSorted(ctx, n)
+		if err != nil {
+			return err
+		}
+		all = append(all, got...)
+	}
+	show.Under(out, heading, all)
+	return nil
+}
+
+// controllerLog is the logger step 5 hands its controller: each line
+// the controller logs is reported, as "log: <msg> <key>", and recorded
+// on the trace's workers lane.
+func controllerLog(lines *show.Lines) klog.Logger { return logr.New(logSink{lines}) }
+
+type logSink struct{ lines *show.Lines }
+
+func (s logSink) Init(logr.RuntimeInfo)          {}
+func (s logSink) Enabled(level int) bool         { return level == 0 }
+func (s logSink) WithValues(...any) logr.LogSink { return s }
+func (s logSink) WithName(string) logr.LogSink   { return s }
+
+func (s logSink) Info(_ int, msg string, keysAndValues ...any) { s.record(msg, keysAndValues) }
+func (s logSink) Error(err error, msg string, keysAndValues ...any) {
+	s.record(msg+": "+err.Error(), keysAndValues)
+}
+
+func (s logSink) record(msg string, keysAndValues []any) {
+	key := ""
+	for i := 0; i+1 < len(keysAndValues); i += 2 {
+		if keysAndValues[i] == "key" {
+			key = fmt.Sprint(keysAndValues[i+1])
+		}
+	}
+	if trace.On() {
+		trace.Record(trace.Event{Lane: trace.Workers, Verb: "log", Text: msg + " " + key, Key: key,
+			Func: "main.(*memoController).processNextItem"}, nil)
+	}
+	s.lines.Sendf("log: %s %s", msg, key)
 }
