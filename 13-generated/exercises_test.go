@@ -33,7 +33,7 @@ func notWritten(t *testing.T, err error, exercise string) {
 
 // withMemos starts a workshop cluster serving the CRD, with step 1's
 // three memos, and returns it with a generated clientset.
-func withMemos(t *testing.T) (*cluster.Cluster, versioned.Interface) {
+func withMemos(t testing.TB) (*cluster.Cluster, versioned.Interface) {
 	t.Helper()
 	c := chaptertest.StartWith(t, options) // also fails the test on leaked goroutines
 	ctx := t.Context()

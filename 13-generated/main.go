@@ -26,9 +26,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -66,11 +69,12 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	}
 	defer deleteMemos(ctx, client, c.Namespace)
 	for _, s := range []step{
-		typedClient,       // 1. the generated clientset: chapter 01's requests
-		generatedInformer, // 2. the generated informer: chapter 05's
-		generatedLister,   // 3. the generated lister: chapter 04's indexer
-		generatedFactory,  // 4. the generated factory: chapter 06's
-		controllerOnIt,    // 5. a controller on it: chapter 07's (controller.go)
+		typedClient,         // 1. the generated clientset: chapter 01's requests
+		generatedInformer,   // 2. the generated informer: chapter 05's
+		generatedLister,     // 3. the generated lister: chapter 04's indexer
+		generatedFactory,    // 4. the generated factory: chapter 06's
+		controllerOnIt,      // 5. a controller on it: chapter 07's (controller.go)
+		typedAgainstDynamic, // 6. the same memos through chapter 09's dynamic informer
 	} {
 		if err := s(ctx, out, c, client); err != nil {
 			return err
@@ -373,4 +377,70 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 	}
 	return printControllerWork(ctx, out, "  update memo/welcome's text; the controller follows:",
 		configMaps, statuses, synced, 1)
+}
+
+// typedAgainstDynamic caches the same memos twice: with the generated
+// informer, and with chapter 09's dynamic informer for the CRD's
+// resource, which needs no generated code; then weighs the two caches.
+func typedAgainstDynamic(ctx context.Context, out io.Writer, c *cluster.Cluster, client versioned.Interface) error {
+	fmt.Fprintln(out, "\nStep 6. Typed against dynamic: chapter 09's informer on the same memos")
+	memos := client.CourseV1alpha1().Memos(c.Namespace)
+	for i := range notes {
+		note := newMemo(fmt.Sprintf("note-%03d", i), "c", "A note of the course, number "+fmt.Sprint(i))
+		if _, err := memos.Create(ctx, note, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	dc, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// !+dynamic
+	gvr := coursev1alpha1.SchemeGroupVersion.WithResource("memos")
+	dynamicFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, c.Namespace,
+		func(o *metav1.ListOptions) { o.LabelSelector = own.LabelSelector })
+	typedFactory := externalversions.NewSharedInformerFactoryWithOptions(client, 0,
+		externalversions.WithNamespace(c.Namespace),
+		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = own.LabelSelector
+		}))
+	caches := []cache.SharedIndexInformer{
+		typedFactory.Course().V1alpha1().Memos().Informer(),
+		dynamicFactory.ForResource(gvr).Informer(),
+	}
+	// !-dynamic
+	typedFactory.Start(ctx.Done())
+	dynamicFactory.Start(ctx.Done())
+	if !cache.WaitFor(ctx, "", caches[0].HasSyncedChecker(), caches[1].HasSyncedChecker()) {
+		return fmt.Errorf("the informers did not sync: %w", context.Cause(ctx))
+	}
+	cancel()
+	typedFactory.Shutdown()
+	dynamicFactory.Shutdown() // the caches stay, filled
+
+	// !+readBoth
+	typedObj, _, err1 := caches[0].GetIndexer().GetByKey(c.Namespace + "/lunch")
+	dynamicObj, _, err2 := caches[1].GetIndexer().GetByKey(c.Namespace + "/lunch")
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	memo, ok1 := typedObj.(*coursev1alpha1.Memo)
+	u, ok2 := dynamicObj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("the caches hold a %T and a %T", typedObj, dynamicObj)
+	}
+	// Typed: a field, checked by the compiler. Dynamic: a path in a
+	// map, checked at run time.
+	text := memo.Spec.Text
+	dynamicText, _, err := unstructured.NestedString(u.Object, "spec", "text")
+	_, _, wrongType := unstructured.NestedInt64(u.Object, "spec", "text")
+	// !-readBoth
+	if err != nil {
+		return err
+	}
+	printBoth(out, memo, text, u, dynamicText, wrongType)
+	printMemory(out, caches, len(caches[0].GetStore().List()))
+	return nil
 }

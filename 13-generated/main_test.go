@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,10 +16,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
+	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions"
 	memoinformers "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions/course/v1alpha1"
 	memolisters "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/listers/course/v1alpha1"
 
@@ -235,5 +240,47 @@ func TestListerObjectsStayUnchanged(t *testing.T) {
 	got := changedBy(func(m *coursev1alpha1.Memo) { m.Spec.Text = "changed in place" })
 	if want := []string{"lunch", "standup", "welcome"}; !slices.Equal(got, want) {
 		t.Errorf("a change in place was caught for %v, want %v", got, want)
+	}
+}
+
+// BenchmarkMemoCaches is step 6's measurement at scale, for BENCHMARKS.md:
+// 1 000 memos cached by the generated (typed) informer and by a dynamic
+// one, and the live heap each cache keeps per memo.
+//
+//	go test ./13-generated -run '^$' -bench MemoCaches -benchtime 1x
+func BenchmarkMemoCaches(b *testing.B) {
+	const n = 1000
+	c, client := withMemos(b)
+	memos := client.CourseV1alpha1().Memos(c.Namespace)
+	for i := range n - 3 {
+		if _, err := memos.Create(b.Context(), newMemo(fmt.Sprintf("note-%04d", i), "c",
+			"A note of the course, number "+fmt.Sprint(i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dc, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		ctx, cancel := context.WithCancel(b.Context())
+		typed := externalversions.NewSharedInformerFactoryWithOptions(client, 0,
+			externalversions.WithNamespace(c.Namespace))
+		dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, c.Namespace, nil)
+		caches := []cache.SharedIndexInformer{
+			typed.Course().V1alpha1().Memos().Informer(),
+			dyn.ForResource(coursev1alpha1.SchemeGroupVersion.WithResource("memos")).Informer(),
+		}
+		typed.Start(ctx.Done())
+		dyn.Start(ctx.Done())
+		if !cache.WaitFor(ctx, "", caches[0].HasSyncedChecker(), caches[1].HasSyncedChecker()) {
+			b.Fatal("the informers did not sync")
+		}
+		cancel()
+		typed.Shutdown()
+		dyn.Shutdown()
+		perObject := releasePerObject(caches, n)
+		b.ReportMetric(perObject[0], "typed-B/memo")
+		b.ReportMetric(perObject[1], "dynamic-B/memo")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -336,4 +337,22 @@ func (s logSink) record(msg string, keysAndValues []any) {
 			Func: "main.(*memoController).processNextItem"}, nil)
 	}
 	s.lines.Sendf("log: %s %s", msg, key)
+}
+
+// printBoth prints what step 6 read of memo/lunch from each cache.
+func printBoth(out io.Writer, memo *coursev1alpha1.Memo, text string,
+	u *unstructured.Unstructured, dynamicText string, wrongType error) {
+	fmt.Fprintf(out, "  typed:   %T  kind=%q  Spec.Text=%q\n", memo, memo.Kind, text)
+	fmt.Fprintf(out, "  dynamic: %T  kind=%q  NestedString(spec.text)=%q\n",
+		u, u.GetKind(), dynamicText)
+	fmt.Fprintf(out, "           NestedInt64(spec.text): %v\n", wrongType)
+}
+
+// printMemory prints how much heap each cache keeps per memo, as a
+// ratio to the typed one, and releases the informers.
+func printMemory(out io.Writer, caches []cache.SharedIndexInformer, n int) {
+	perObject := releasePerObject(caches, n)
+	fmt.Fprintf(out, "  %d memos cached twice; heap each cache keeps per memo, vs typed:\n", n)
+	fmt.Fprintf(out, "    %-38s %s\n", "typed (generated informer, *Memo)", scale125(perObject[0]/perObject[0]))
+	fmt.Fprintf(out, "    %-38s %s\n", "dynamic (dynamicinformer, Unstructured)", scale125(perObject[1]/perObject[0]))
 }
