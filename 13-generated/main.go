@@ -75,6 +75,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		generatedFactory,    // 4. the generated factory: chapter 06's
 		controllerOnIt,      // 5. a controller on it: chapter 07's (controller.go)
 		typedAgainstDynamic, // 6. the same memos through chapter 09's dynamic informer
+		generatedFake,       // 7. the generated fake clientset: chapter 08's traps (fake.go)
 	} {
 		if err := s(ctx, out, c, client); err != nil {
 			return err

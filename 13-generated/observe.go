@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -355,4 +356,35 @@ func printMemory(out io.Writer, caches []cache.SharedIndexInformer, n int) {
 	fmt.Fprintf(out, "  %d memos cached twice; heap each cache keeps per memo, vs typed:\n", n)
 	fmt.Fprintf(out, "    %-38s %s\n", "typed (generated informer, *Memo)", scale125(perObject[0]/perObject[0]))
 	fmt.Fprintf(out, "    %-38s %s\n", "dynamic (dynamicinformer, Unstructured)", scale125(perObject[1]/perObject[0]))
+}
+
+// printActions prints a fake's recorded actions, verb and resource.
+func printActions(out io.Writer, heading string, actions []clienttesting.Action) {
+	var lines []string
+	for _, a := range actions {
+		lines = append(lines, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	show.Under(out, heading, lines)
+}
+
+// printTraps prints what step 7's writes to the fake returned.
+func printTraps(out io.Writer, got, updated, afterStatus *coursev1alpha1.Memo, first watch.Event, err1, err2 error) {
+	fmt.Fprintf(out, "  Get memo/lunch:                   rv=%q generation=%d\n", got.ResourceVersion, got.Generation)
+	fmt.Fprintf(out, "  Update its text:                  rv=%q generation=%d (an API server: a new rv, generation+1)\n",
+		updated.ResourceVersion, updated.Generation)
+	fmt.Fprintf(out, "  UpdateStatus with another text:   text=%q (an API server keeps the spec)\n", afterStatus.Spec.Text)
+	if m, ok := first.Object.(*coursev1alpha1.Memo); ok {
+		fmt.Fprintf(out, "  Watch(labelSelector=team=a):      first %s memo/%s team=%s (an API server: only team=a)\n",
+			first.Type, m.Name, m.Labels["team"])
+	}
+	fmt.Fprintf(out, "  two Updates of one stale copy:    %v, %v (an API server: 409 Conflict)\n",
+		errString(err1), errString(err2))
+}
+
+// errString is "ok" for a nil error.
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
 }

@@ -50,6 +50,7 @@ import (
 	_ "github.com/google/go-cmp/cmp"
 	_ "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	_ "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/clientset/versioned"
+	_ "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/clientset/versioned/fake"
 	_ "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions"
 	_ "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions/course/v1alpha1"
 	_ "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/listers/course/v1alpha1"
