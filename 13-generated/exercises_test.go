@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/clientset/versioned"
+	memoinformers "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
@@ -91,5 +93,47 @@ func TestExercise1TeamInformer(t *testing.T) {
 	}
 	if !asked {
 		t.Error("no list or watch asked the server for team=a: filter on the server, with the tweak")
+	}
+}
+
+// TestExercise2ByTeam runs a generated informer indexed with byTeam: team
+// a's memos come out of the index, and a memo without a team label is
+// under no value.
+func TestExercise2ByTeam(t *testing.T) {
+	if _, err := byTeam(newMemo("probe", "a", "")); errors.Is(err, errors.ErrUnsupported) {
+		notWritten(t, err, "byTeam")
+	}
+	c, client := withMemos(t)
+	untagged := newMemo("untagged", "a", "No team")
+	delete(untagged.Labels, "team")
+	if _, err := client.CourseV1alpha1().Memos(c.Namespace).Create(t.Context(), untagged, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	informer := memoinformers.NewFilteredMemoInformer(client, c.Namespace, 0,
+		cache.Indexers{"team": byTeam}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { informer.RunWithContext(ctx) })
+	if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
+		t.Fatal("the informer did not sync")
+	}
+	teamA, err := informer.GetIndexer().ByIndex("team", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, obj := range teamA {
+		names = append(names, obj.(*coursev1alpha1.Memo).Name)
+	}
+	slices.Sort(names)
+	if want := []string{"standup", "welcome"}; !slices.Equal(names, want) {
+		t.Errorf("ByIndex(team, a) = %v, want %v", names, want)
+	}
+	values := informer.GetIndexer().ListIndexFuncValues("team")
+	slices.Sort(values)
+	if want := []string{"a", "b"}; !slices.Equal(values, want) {
+		t.Errorf("the team index's values are %v, want %v (a memo without the label is under none)", values, want)
 	}
 }
