@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
@@ -29,6 +31,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // options start the workshop cluster as main does: serving CRDs.
@@ -282,5 +285,61 @@ func BenchmarkMemoCaches(b *testing.B) {
 		perObject := releasePerObject(caches, n)
 		b.ReportMetric(perObject[0], "typed-B/memo")
 		b.ReportMetric(perObject[1], "dynamic-B/memo")
+	}
+}
+
+// TestControllerRecreatesDeletedConfigMap pins the path of step 5's
+// controller that the chapter's run does not take: a ConfigMap it owns
+// is deleted by someone else, the ConfigMap handler enqueues the owner,
+// and the sync makes the ConfigMap again.
+func TestControllerRecreatesDeletedConfigMap(t *testing.T) {
+	c, client := withMemos(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ownOnly := func(o *metav1.ListOptions) { o.LabelSelector = own.LabelSelector }
+	memoFactory := externalversions.NewSharedInformerFactoryWithOptions(client, 0,
+		externalversions.WithNamespace(c.Namespace), externalversions.WithTweakListOptions(ownOnly))
+	kubeFactory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
+		informers.WithNamespace(c.Namespace), informers.WithTweakListOptions(ownOnly))
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		memoFactory.Shutdown()
+		kubeFactory.Shutdown()
+		wg.Wait()
+	}()
+	cmInformer := kubeFactory.Core().V1().ConfigMaps()
+	controller, err := newMemoController(c.Client, client,
+		memoFactory.Course().V1alpha1().Memos(), cmInformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := show.NewLines(ctx)
+	_, err = cmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { added.Send(obj.(*corev1.ConfigMap).Name) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memoFactory.Start(ctx.Done())
+	kubeFactory.Start(ctx.Done())
+	wg.Go(func() { _ = controller.run(ctx, 1) })
+
+	got, err := added.AwaitSorted(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"lunch-memo", "standup-memo", "welcome-memo"}; !slices.Equal(got, want) {
+		t.Fatalf("the controller made %v, want %v", got, want)
+	}
+	err = c.Client.CoreV1().ConfigMaps(c.Namespace).Delete(ctx, "lunch-memo", metav1.DeleteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = added.Await(ctx, 1)
+	if err != nil {
+		t.Fatalf("no ConfigMap made again after the delete: %v", err)
+	}
+	if got[0] != "lunch-memo" {
+		t.Errorf("after deleting lunch-memo the controller made %s", got[0])
 	}
 }
