@@ -11,10 +11,12 @@
 // shows it is the client-go machine of an earlier chapter.
 //
 // Read alongside: generated/informers/externalversions/course/v1alpha1/
-// memo.go, generated/listers/course/v1alpha1/memo.go, and at
-// k8s.io/code-generator v0.37.2 kube_codegen.sh and
-// cmd/informer-gen/generators/informer.go. crd.go holds the CRD,
-// objects.go the memos, observe.go what only shows them at work.
+// memo.go and factory.go, generated/listers/course/v1alpha1/memo.go;
+// at k8s.io/code-generator v0.37.2, kube_codegen.sh and
+// cmd/informer-gen/generators/informer.go; at client-go v0.37.2,
+// gentype/type.go and listers/generic_helpers.go. crd.go holds the CRD,
+// controller.go step 5's controller, fake.go step 7, objects.go the
+// memos; observe.go and measure.go what only shows them at work.
 package main
 
 import (
