@@ -47,7 +47,7 @@ func (t clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (l *requestLog) add(r *http.Request) {
-	req := apiserver.NewRequest(r)
+	req := logRequest(r)
 	if req.Verb == "" { // discovery, /version
 		return
 	}

@@ -45,7 +45,7 @@ type tracedRequest struct {
 // RoundTrip does), so the call stack names the client-go function that
 // sent it.
 func traceRequest(r *http.Request) *tracedRequest {
-	req := apiserver.NewRequest(r)
+	req := logRequest(r)
 	if req.Verb == "" {
 		return nil
 	}

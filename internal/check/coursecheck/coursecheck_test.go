@@ -20,14 +20,16 @@ var modules = map[string]string{
 	"api":          "k8s.io/api",
 	// kubernetes-sigs/controller-runtime, which 11-controller-runtime links.
 	"controller-runtime": "sigs.k8s.io/controller-runtime",
+	// kubernetes/code-generator, whose generators 13-generated runs.
+	"code-generator": "k8s.io/code-generator",
 }
 
 // link matches a Markdown link to a pinned source file, with its text:
 // [text](https://github.com/kubernetes/client-go/blob/v0.37.2/path#L10-L20)
-var link = regexp.MustCompile(`\[([^\]]*)\]\(https://github\.com/kubernetes(?:-sigs)?/(client-go|apimachinery|api|controller-runtime)/blob/([^/]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?\)`)
+var link = regexp.MustCompile(`\[([^\]]*)\]\(https://github\.com/kubernetes(?:-sigs)?/(client-go|apimachinery|api|controller-runtime|code-generator)/blob/([^/]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?\)`)
 
 // bareLink matches links in Go comments (no Markdown text).
-var bareLink = regexp.MustCompile(`https://github\.com/kubernetes(?:-sigs)?/(client-go|apimachinery|api|controller-runtime)/blob/([^/\s]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?`)
+var bareLink = regexp.MustCompile(`https://github\.com/kubernetes(?:-sigs)?/(client-go|apimachinery|api|controller-runtime|code-generator)/blob/([^/\s]+)/([^)#\s]+)(?:#L(\d+)(?:-L(\d+))?)?`)
 
 // courseFiles returns the READMEs and Go files of the course.
 func courseFiles(t *testing.T) []string {

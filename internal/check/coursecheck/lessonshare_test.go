@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -378,10 +379,17 @@ func fromKubernetes(obj types.Object) bool {
 
 // kubernetesPath reports whether a package is Kubernetes' client side:
 // a k8s.io module, or controller-runtime, which 11-controller-runtime
-// teaches as chapters 01-10 teach client-go.
+// teaches as chapters 01-10 teach client-go, or a package inside a
+// chapter's folder: 13-generated's API types and the clientset,
+// listers and informers k8s.io/code-generator wrote for them, which are
+// to its kind what k8s.io/api and client-go are to pods.
 func kubernetesPath(path string) bool {
-	return strings.HasPrefix(path, "k8s.io/") || strings.HasPrefix(path, "sigs.k8s.io/controller-runtime/")
+	return strings.HasPrefix(path, "k8s.io/") || strings.HasPrefix(path, "sigs.k8s.io/controller-runtime/") ||
+		chapterPackage.MatchString(path)
 }
+
+// chapterPackage matches the import path of a package inside a chapter's folder.
+var chapterPackage = regexp.MustCompile(`^github\.com/informer-walkthrough/informer-walkthrough/\d\d-[a-z0-9-]+/`)
 
 // callee is the name a call calls by (f in f(), Get in x.Get()), or nil.
 func callee(call *ast.CallExpr) *ast.Ident {

@@ -218,6 +218,8 @@ func forbid(srv *apiserver.Server, verb string) {
 	for _, gr := range []schema.GroupResource{
 		{Resource: "pods"}, {Resource: "configmaps"}, {Group: "apps", Resource: "deployments"},
 		{Resource: "namespaces"}, {Resource: "nodes"},
+		{Group: "course.example.com", Resource: "memos"},
+		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
 	} {
 		msg := fmt.Errorf("User %q cannot %s resource %q in API group %q", "learner", verb, gr.Resource, gr.Group)
 		srv.InjectFault(apiserver.Fault{Verb: verb, Resource: gr.String(), Err: apierrors.NewForbidden(gr, "", msg)})

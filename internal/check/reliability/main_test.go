@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/crd"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/browser"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
@@ -175,7 +176,8 @@ current-context: workshop
 // the kubeconfig, and a client that bypasses the kubeconfig (the admin).
 func workshop(t *testing.T) (*apiserver.Server, string, kubernetes.Interface) {
 	t.Helper()
-	srv, err := apiserver.Start(apiserver.Options{})
+	// Serving CRDs, as every kube-apiserver does (13-generated installs one).
+	srv, err := apiserver.Start(apiserver.Options{Extend: crd.Serve})
 	if err != nil {
 		t.Fatal(err)
 	}
