@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -45,6 +46,7 @@ import (
 	memolisters "github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/listers/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.MainWith("13-generated", extras, run) }
@@ -354,9 +356,13 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 	// !-controller
 
 	// What the controller does is seen through the same informers, and
-	// in its log (a logger in ctx, as klog.FromContext finds it).
-	statuses, configMaps, synced := show.NewLines(ctx), show.NewLines(ctx), show.NewLines(ctx)
-	ctx = klog.NewContext(ctx, controllerLog(synced))
+	// through its workqueue, wrapped by the course's tap before the
+	// informers start: a sync that succeeded is the queue's Forget.
+	// (Its log goes nowhere here, as chapter 07's: the logger in ctx is
+	// what klog.FromContext finds.)
+	statuses, configMaps, rec := show.NewLines(ctx), show.NewLines(ctx), tap.NewRecorder(ctx)
+	controller.queue = tap.Queue[cache.ObjectName]{TypedRateLimitingInterface: controller.queue, Rec: rec}
+	ctx = klog.NewContext(ctx, logr.Discard())
 	_, err1 := memoInformer.Informer().AddEventHandler(statusHandler(statuses))
 	_, err2 := cmInformer.Informer().AddEventHandler(configMapHandler(configMaps))
 	if err := errors.Join(err1, err2); err != nil {
@@ -366,7 +372,7 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 	kubeFactory.Start(ctx.Done())
 	wg.Go(func() { _ = controller.run(ctx, 1) })
 	if err := printControllerWork(ctx, out, "  one worker syncs the three memos "+
-		"(in no defined order; sorted):", configMaps, statuses, synced, 3); err != nil {
+		"(in no defined order; sorted):", configMaps, statuses, forgotten{rec}, 3); err != nil {
 		return err
 	}
 
@@ -379,7 +385,7 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 		return err
 	}
 	return printControllerWork(ctx, out, "  update memo/welcome's text; the controller follows:",
-		configMaps, statuses, synced, 1)
+		configMaps, statuses, forgotten{rec}, 1)
 }
 
 // typedAgainstDynamic caches the same memos twice: with the generated

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/13-generated/generated/informers/externalversions"
@@ -322,7 +324,10 @@ func TestControllerRecreatesDeletedConfigMap(t *testing.T) {
 	}
 	memoFactory.Start(ctx.Done())
 	kubeFactory.Start(ctx.Done())
-	wg.Go(func() { _ = controller.run(ctx, 1) })
+	// The controller logs as sample-controller does; not to the test's
+	// output.
+	logged := klog.NewContext(ctx, logr.Discard())
+	wg.Go(func() { _ = controller.run(logged, 1) })
 
 	got, err := added.AwaitSorted(ctx, 3)
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,12 +26,12 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
@@ -294,50 +293,40 @@ func configMapHandler(lines *show.Lines) cache.ResourceEventHandler {
 }
 
 // printControllerWork awaits n ConfigMap events, n status lines and n
-// lines of the controller's log, and prints them, each kind sorted.
+// syncs the controller finished, and prints them, each kind sorted.
 func printControllerWork(ctx context.Context, out io.Writer, heading string,
-	configMaps, statuses, synced *show.Lines, n int) error {
+	configMaps, statuses *show.Lines, synced show.Source, n int) error {
 	var all []string
-	for _, lines := range []*show.Lines{configMaps, statuses, synced} {
-		got, err := lines.AwaitSorted(ctx, n)
+	for _, lines := range []show.Source{configMaps, statuses, synced} {
+		got, err := lines.Await(ctx, n)
 		if err != nil {
 			return err
 		}
+		slices.Sort(got)
 		all = append(all, got...)
 	}
 	show.Under(out, heading, all)
 	return nil
 }
 
-// controllerLog is the logger step 5 hands its controller: each line
-// the controller logs is reported, as "log: <msg> <key>", and recorded
-// on the trace's workers lane.
-func controllerLog(lines *show.Lines) klog.Logger { return logr.New(logSink{lines}) }
+// forgotten is the syncs that succeeded, as the controller's tapped
+// workqueue records them: processNextItem's Forget (chapter 07), one a
+// sync, after syncHandler returned. Its other calls (Add, Get, Done) are
+// on the trace's workqueue lane.
+type forgotten struct{ rec *tap.Recorder }
 
-type logSink struct{ lines *show.Lines }
-
-func (s logSink) Init(logr.RuntimeInfo)          {}
-func (s logSink) Enabled(level int) bool         { return level == 0 }
-func (s logSink) WithValues(...any) logr.LogSink { return s }
-func (s logSink) WithName(string) logr.LogSink   { return s }
-
-func (s logSink) Info(_ int, msg string, keysAndValues ...any) { s.record(msg, keysAndValues) }
-func (s logSink) Error(err error, msg string, keysAndValues ...any) {
-	s.record(msg+": "+err.Error(), keysAndValues)
-}
-
-func (s logSink) record(msg string, keysAndValues []any) {
-	key := ""
-	for i := 0; i+1 < len(keysAndValues); i += 2 {
-		if keysAndValues[i] == "key" {
-			key = fmt.Sprint(keysAndValues[i+1])
+func (f forgotten) Await(ctx context.Context, n int) ([]string, error) {
+	var got []string
+	for len(got) < n {
+		e, err := f.rec.Next(ctx)
+		if err != nil {
+			return got, err
+		}
+		if call, ok := e.(tap.QueueCall); ok && call.Method == "Forget" {
+			got = append(got, "workqueue: "+call.String())
 		}
 	}
-	if trace.On() {
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "log", Text: msg + " " + key, Key: key,
-			Func: "main.(*memoController).processNextItem"}, nil)
-	}
-	s.lines.Sendf("log: %s %s", msg, key)
+	return got, nil
 }
 
 // printBoth prints what step 6 read of memo/lunch from each cache.
