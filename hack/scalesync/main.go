@@ -1,5 +1,6 @@
 // Command scalesync measures chapter 12's step 1 at size: an informer's
-// first sync of N pods by watch-list against a LIST (paged by 500) then a
+// first sync of N pods by watch-list against a LIST (limit=500 asked, at
+// resourceVersion=0 answered whole, as kube-apiserver answers it) then a
 // WATCH, the time to HasSynced and the client's peak heap.
 //
 //	go run ./hack/scalesync --pods 10000
