@@ -91,6 +91,34 @@ func (c calls) Await(ctx context.Context, n int) ([]string, error) {
 	return got, nil
 }
 
+// CallLines is Calls for a chapter that prints calls its own way: each
+// handler call the recorder gets, as line renders it; a call line
+// renders as "" is skipped, as is what else the recorder gets.
+func (r *Recorder) CallLines(line func(HandlerCall) string) show.Source {
+	return callLines{r, line}
+}
+
+type callLines struct {
+	r    *Recorder
+	line func(HandlerCall) string
+}
+
+func (c callLines) Await(ctx context.Context, n int) ([]string, error) {
+	var got []string
+	for len(got) < n {
+		e, err := c.r.Next(ctx)
+		if err != nil {
+			return got, err
+		}
+		if call, ok := e.(HandlerCall); ok {
+			if s := c.line(call); s != "" {
+				got = append(got, s)
+			}
+		}
+	}
+	return got, nil
+}
+
 // HandlerCalls keeps the handler calls among events.
 func HandlerCalls(events []Event) []HandlerCall {
 	var got []HandlerCall
