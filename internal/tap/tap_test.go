@@ -313,7 +313,9 @@ func TestTransform(t *testing.T) {
 	rec := NewRecorder(t.Context())
 	var passed []string
 	f := Transform(rec, func(obj any) (any, error) {
-		passed = append(passed, obj.(*corev1.ConfigMap).Name)
+		c := obj.(*corev1.ConfigMap)
+		passed = append(passed, c.Name)
+		c.Data = map[string]string{"edited": "in place"}
 		return obj, nil
 	})
 	gate := rec.Hold(1, func(e Event) bool {
@@ -342,5 +344,10 @@ func TestTransform(t *testing.T) {
 	<-returned
 	if !slices.Equal(passed, []string{"a", "b"}) {
 		t.Errorf("passed on %q", passed)
+	}
+	first := got[0].(Transformed)
+	if first.Obj.(*corev1.ConfigMap).Data != nil || first.Out.(*corev1.ConfigMap).Data == nil {
+		t.Errorf("recorded given %v, returned %v; want the object as given, then as edited",
+			first.Obj, first.Out)
 	}
 }

@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
@@ -16,33 +17,42 @@ import (
 // meanwhile.
 func Transform(rec *Recorder, next cache.TransformFunc) cache.TransformFunc {
 	return func(obj any) (any, error) {
-		out, err := obj, error(nil)
-		if next != nil {
-			out, err = next(obj)
-		}
+		// A transform may edit its object in place (the informer owns
+		// it until it is cached): keep what it was given.
 		e := Transformed{Obj: obj}
+		if o, ok := obj.(runtime.Object); ok {
+			e.Obj = o.DeepCopyObject()
+		}
 		if trace.On() {
 			// Only the call stack says who called: the FIFO, or a
 			// watch-list's temporary store.
 			e.trace, e.traced = trace.TransformEvent(show.Describe(obj))
 		}
+		out, err := obj, error(nil)
+		if next != nil {
+			out, err = next(obj)
+		}
+		e.Out, e.Err = out, err
 		rec.record(e)
 		return out, err
 	}
 }
 
-// Transformed is one call of a transform: the object it was given.
+// Transformed is one call of a transform.
 type Transformed struct {
-	Obj    any
+	Obj    any // what it was given: a copy taken before the call
+	Out    any // what it returned
+	Err    error
 	trace  trace.Event
 	traced bool
 }
 
 // Trace is the call in the lane of its caller (trace.TransformEvent):
-// the FIFO queueing the object, or the reflector's watch-list.
+// the FIFO queueing the object, or the reflector's watch-list; with
+// what the transform returned.
 func (t Transformed) Trace() (trace.Event, any) {
 	if !t.traced {
-		return trace.Event{Lane: trace.FIFO, Verb: "Transform", Text: show.Describe(t.Obj)}, t.Obj
+		return trace.Event{Lane: trace.FIFO, Verb: "Transform", Text: show.Describe(t.Obj)}, t.Out
 	}
-	return t.trace, t.Obj
+	return t.trace, t.Out
 }
