@@ -144,7 +144,7 @@ func TestTransformNeverSeesTombstone(t *testing.T) {
 		t.Fatalf("OnDelete got %T, want a DeletedFinalStateUnknown", obj)
 	}
 	if p, ok := tomb.Obj.(*corev1.Pod); !ok || p.Name != "web-2" || len(p.ManagedFields) != 0 {
-		t.Errorf("the tombstone carries %s, want web-2 as the Transform left it (no managedFields)", describe(tomb.Obj))
+		t.Errorf("the tombstone carries %s, want web-2 as the Transform left it (no managedFields)", withManagedFields(tomb.Obj))
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -44,7 +44,7 @@ var lessonFloor = map[string]int{
 	"06-factory":            61,
 	"07-controller":         54,
 	"08-testing":            50,
-	"09-metadata":           53,
+	"09-metadata":           54,
 	"10-lifecycle":          56,
 	"11-controller-runtime": 63,
 }
