@@ -7,6 +7,7 @@
 //	TypedHandler[T]  a cache.TypedResourceEventHandler[T], the same
 //	Queue[T]  a workqueue.TypedRateLimitingInterface[T]: Add, Get, Done, …
 //	ListerWatcher  a cache.ListerWatcher: List, Watch
+//	Transform a cache.TransformFunc: each object an informer queues
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
 //
@@ -22,7 +23,8 @@
 //
 // A step can also hold a call at its tap, like a breakpoint, to make
 // something happen meanwhile (Recorder.Hold): a handler after it
-// returned, a request before it leaves. Everything held goes on when the
+// returned, a request before it leaves, an object on its way into the
+// cache (a transform's call). Everything held goes on when the
 // recorder's context ends, so a step that fails leaves nothing held.
 package tap
 
@@ -36,7 +38,7 @@ import (
 )
 
 // Event is one call a tap saw: a HandlerCall, a QueueCall, a
-// ListWatchCall, a Request, or Held (a call a step holds).
+// ListWatchCall, a Transformed, a Request, or Held (a call a step holds).
 type Event interface {
 	// Trace is the event as the trace's lanes show it, and the object
 	// it carried (nil if none).
