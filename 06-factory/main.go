@@ -5,8 +5,9 @@
 // listers read its cache; Start and WaitForCacheSync run it. The chapter
 // shows the sharing in the request log, the factory's options, the
 // pitfalls people hit, and what a resync really is: a replay from memory.
-// objects.go: the objects the steps look at; observe.go: the handlers,
-// which report what they get, and the rest of the show.
+// handlers.go: step 1's event handlers, in both styles; objects.go: the
+// objects the steps look at; observe.go: the lines printed from what the
+// course's taps (internal/tap) record, and the rest of the show.
 //
 // Read alongside (client-go v0.37.2): informers/factory.go, generic.go,
 // core/v1/pod.go; listers/generic_helpers.go; tools/cache/shared_informer.go.
@@ -17,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +35,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("06-factory", run) }
@@ -75,9 +76,9 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// once per type, by the first Informer(), TypedInformer() or Lister().
 	deployments := factory.Apps().V1().Deployments()
 	pods := factory.Core().V1().Pods()
-	events := show.NewLines(ctx) // what the handlers report
-	depReg, err1 := deployments.Informer().AddEventHandler(deploymentHandler(events))
-	podReg, err2 := pods.TypedInformer().AddTypedEventHandler(podHandler(events))
+	report := tap.Handler{Rec: tap.NewRecorder(ctx)} // what the handlers act on
+	depReg, err1 := deployments.Informer().AddEventHandler(deploymentHandler(report))
+	podReg, err2 := pods.TypedInformer().AddTypedEventHandler(podHandler(report))
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
 	show.Under(out, "  the handlers got the initial list (in no defined order; sorted here):",
-		slices.Sorted(slices.Values(events.Drain())))
+		drainLines(report.Rec))
 
 	// Listers read the informer's cache, never the server. A miss is a
 	// NotFound error, as from the API.
@@ -118,6 +119,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// Changes arrive through the handlers. A paused deployment does not
 	// roll out a new pod template: no ReplicaSet, no pods.
 	fmt.Fprintln(out, "  changes arrive through the handlers:")
+	events := report.Rec.CallLines(handlerLine)
 	image := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`
 	_, err := c.Client.AppsV1().Deployments(c.Namespace).Patch(ctx, "web",
 		types.StrategicMergePatchType, []byte(image), metav1.PatchOptions{})
@@ -153,15 +155,14 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// Three parts of a program, written without knowing of each other,
 	// each ask the factory for the pod informer and add a handler. The
 	// factory keeps one informer per Go type: all three get the same.
+	// Each adds a reporting handler (internal/tap) that says its name.
 	consumers := []string{"audit", "metrics", "cleanup"}
-	adds := show.NewLines(ctx) // each handler reports its name
+	rec := tap.NewRecorder(ctx)
 	var infs []cache.SharedIndexInformer
 	var regs []cache.DoneChecker
 	for _, name := range consumers {
 		inf := factory.Core().V1().Pods().Informer()
-		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: func(any) { adds.Send(name) },
-		})
+		reg, err := inf.AddEventHandler(tap.Handler{Rec: rec, Name: name})
 		if err != nil {
 			return err
 		}
@@ -182,7 +183,7 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", regs...) {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
-	fmt.Fprintf(out, "  initial ADDED events: %s\n", countEach(adds.Drain(), consumers))
+	fmt.Fprintf(out, "  initial ADDED events: %s\n", countEach(rec.Drain(), consumers))
 	reqs := requestsFor(c, "pods")
 	show.Under(out, fmt.Sprintf("  requests for pods: %d", len(reqs)), reqs)
 
@@ -274,19 +275,19 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	ctx, cancel := context.WithCancel(ctx)
 
 	// 4c holds one change back on its way into the cache: a transform
-	// runs before the cache is written, and this one stops pods labelled
-	// tier=gold until gate.release. (Never block in a real transform.)
-	gate := newGate(ctx, "tier", "gold")
+	// runs before the cache is written, and the course's (internal/tap)
+	// can hold a call there. (Never block in a real transform.)
+	rec := tap.NewRecorder(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
-		informers.WithNamespace(c.Namespace), informers.WithTransform(gate.transform))
+		informers.WithNamespace(c.Namespace), informers.WithTransform(tap.Transform(rec, nil)))
 	defer factory.Shutdown() // 4d calls it too: Shutdown may be called more than once
 	defer cancel()
 
 	deployments := factory.Apps().V1().Deployments()
 	inf := deployments.Informer() // make it now, so that Start runs it
 	pods := factory.Core().V1().Pods()
-	updates := show.NewLines(ctx)
-	if _, err := pods.Informer().AddEventHandler(rvHandler(updates, "web-1")); err != nil {
+	// A reporting handler (internal/tap): 4c waits until it sees a write.
+	if _, err := pods.Informer().AddEventHandler(tap.Handler{Rec: rec}); err != nil {
 		return err
 	}
 	factory.Start(ctx.Done())
@@ -318,21 +319,24 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// 4c. The cache has a write only once its watch event is processed: a
 	// lister read right after it may get the old object (with the gate, always).
 	fmt.Fprintln(out, "  4c. reading your own write through the cache can be stale")
+	// The patch below labels the pod tier=gold: hold its transform.
+	gate := rec.Hold(1, tierGold)
+	defer gate.Open() // if the step fails, let it go
 	patched, err := c.Client.CoreV1().Pods(c.Namespace).Patch(ctx, "web-1",
 		types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"tier":"gold"}}}`),
 		metav1.PatchOptions{})
 	if err != nil {
 		return err
 	}
-	if err := gate.awaitHeld(ctx); err != nil { // the event is in the informer, not its cache
+	if err := await(ctx, rec, held); err != nil { // the event is in the informer, not its cache
 		return err
 	}
 	podLister := pods.Lister().Pods(c.Namespace)
 	stale, err1 := podLister.Get("web-1")
-	gate.release()
+	gate.Release()
 	// A handler is called after the cache is written: once it has seen
 	// our resourceVersion, the lister has it too.
-	if err := awaitLine(ctx, updates, patched.ResourceVersion); err != nil {
+	if err := await(ctx, rec, updatedTo(patched)); err != nil {
 		return err
 	}
 	fresh, err2 := podLister.Get("web-1")
@@ -374,12 +378,14 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	defer factory.Shutdown()
 	defer cancel()
 
-	quiet, eager, ignored := show.NewLines(ctx), show.NewLines(ctx), show.NewLines(ctx)
+	// Three reporting handlers (internal/tap), each with its own recorder.
+	quiet, eager := reporter(ctx, "quiet"), reporter(ctx, "eager")
+	ignored := reporter(ctx, "ignored")
 	pods := factory.Core().V1().Pods().Informer()
-	_, err1 := pods.AddEventHandler(updateHandler(quiet))
-	_, err2 := pods.AddEventHandlerWithResyncPeriod(updateHandler(eager), time.Second)
+	_, err1 := pods.AddEventHandler(quiet)
+	_, err2 := pods.AddEventHandlerWithResyncPeriod(eager, time.Second)
 	_, err3 := noResync.Core().V1().Pods().Informer().
-		AddEventHandlerWithResyncPeriod(updateHandler(ignored), time.Second)
+		AddEventHandlerWithResyncPeriod(ignored, time.Second)
 	// !-resync
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
@@ -397,7 +403,7 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// OnUpdate(obj, obj): nothing is fetched, the request log stays empty.
 	c.ResetRequests()
 	n := len(pods.GetStore().List())
-	if err := printResync(ctx, out, eager, n); err != nil {
+	if err := printResync(ctx, out, eager.Rec, n); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests()))
@@ -409,5 +415,5 @@ func resync(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	return printFirstUpdates(ctx, out, patched, quiet, ignored)
+	return printFirstUpdates(ctx, out, patched, quiet.Rec, eager.Rec, ignored.Rec)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -118,13 +117,13 @@ func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
 	defer factory.Shutdown()
 	defer cancel()
 
-	quiet, eager, ignored := show.NewLines(ctx), show.NewLines(ctx),
-		show.NewLines(ctx)
+	quiet, eager := reporter(ctx, "quiet"), reporter(ctx, "eager")
+	ignored := reporter(ctx, "ignored")
 	inf := factory.Core().V1().Pods().Informer()
-	_, err1 := inf.AddEventHandler(syncHandler(quiet))
-	_, err2 := inf.AddEventHandlerWithResyncPeriod(syncHandler(eager), time.Second)
+	_, err1 := inf.AddEventHandler(quiet)
+	_, err2 := inf.AddEventHandlerWithResyncPeriod(eager, time.Second)
 	_, err3 := noResync.Core().V1().Pods().Informer().
-		AddEventHandlerWithResyncPeriod(syncHandler(ignored), time.Second)
+		AddEventHandlerWithResyncPeriod(ignored, time.Second)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +136,11 @@ func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
 	}
 	// The first tick: eager is due and replayed; quiet is not due, and
 	// from now on is flagged as not syncing.
-	got, err := eager.AwaitSorted(ctx, 3)
+	got, err := eager.Rec.CallLines(syncLine).Await(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(got)
 	want := []string{"resync pod/api-1", "resync pod/web-1", "resync pod/web-2"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("eager at the first tick got %q, want %q", got, want)
@@ -168,7 +168,7 @@ func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
 	relisted := []string{"sync pod/api-1", "sync pod/web-2", "update pod/web-1"}
 	for _, h := range []struct {
 		name  string
-		lines *show.Lines
+		lines tap.Handler
 		want  []string
 	}{
 		{"eager", eager, relisted},
@@ -183,7 +183,7 @@ func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
 	// this change: the next update each sees is this one. (Had quiet
 	// been given the unchanged pods too, they would come first.)
 	patch("api-1", "gold")
-	for name, lines := range map[string]*show.Lines{
+	for name, lines := range map[string]tap.Handler{
 		"eager": eager, "ignored": ignored, "quiet": quiet} {
 		got := awaitUpdates(ctx, t, lines, 1)
 		if want := []string{"update pod/api-1"}; !slices.Equal(got, want) {
@@ -192,43 +192,38 @@ func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
 	}
 }
 
-// syncHandler reports every OnUpdate: "resync" when old and new are the
-// same cached object (a resync replays the cache), "sync" when they are
-// two objects with one resourceVersion (a relist found it unchanged),
-// "update" otherwise.
-func syncHandler(lines *show.Lines) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, newObj any) {
-			old, ok1 := oldObj.(*corev1.Pod)
-			p, ok2 := newObj.(*corev1.Pod)
-			switch {
-			case !ok1 || !ok2:
-			case old == p:
-				lines.Send("resync pod/" + p.Name)
-			case old.ResourceVersion == p.ResourceVersion:
-				lines.Send("sync pod/" + p.Name)
-			default:
-				lines.Send("update pod/" + p.Name)
-			}
-		},
+// syncLine is an OnUpdate call a reporting handler got: "resync" when
+// old and new are the same cached object (a resync replays the cache),
+// "sync" when they are two objects with one resourceVersion (a relist
+// found it unchanged), "update" otherwise. Other calls are "" (skipped).
+func syncLine(c tap.HandlerCall) string {
+	old, ok1 := c.Old.(*corev1.Pod)
+	p, ok2 := c.Obj.(*corev1.Pod)
+	switch {
+	case c.Method != "OnUpdate" || !ok1 || !ok2:
+		return ""
+	case old == p:
+		return "resync pod/" + p.Name
+	case old.ResourceVersion == p.ResourceVersion:
+		return "sync pod/" + p.Name
 	}
+	return "update pod/" + p.Name
 }
 
-// awaitUpdates returns the next n lines that are not resync replays,
-// sorted: a relist hands over its objects in no defined order. A resync
-// tick may fall anywhere in a slow run; what it replays is beside the
-// point here.
-func awaitUpdates(ctx context.Context, t *testing.T, lines *show.Lines, n int) []string {
+// awaitUpdates returns the next n OnUpdate calls h gets that are not
+// resync replays, sorted: a relist hands over its objects in no defined
+// order. A resync tick may fall anywhere in a slow run; what it replays
+// is beside the point here.
+func awaitUpdates(ctx context.Context, t *testing.T, h tap.Handler, n int) []string {
 	t.Helper()
-	var got []string
-	for len(got) < n {
-		l, err := lines.Await(ctx, 1)
-		if err != nil {
-			t.Fatalf("after %q: %v", got, err)
+	got, err := h.Rec.CallLines(func(c tap.HandlerCall) string {
+		if c.Same() {
+			return ""
 		}
-		if !strings.HasPrefix(l[0], "resync ") {
-			got = append(got, l[0])
-		}
+		return syncLine(c)
+	}).Await(ctx, n)
+	if err != nil {
+		t.Fatalf("after %q: %v", got, err)
 	}
 	slices.Sort(got)
 	return got

@@ -1,16 +1,12 @@
 package main
 
-// What chapter 06 needs only to show the factory at work. The handlers
-// it adds to its informers: they do not print, they run on the
-// informers' goroutines, so they report a line to a show.Lines, and the
-// step prints in an order it controls. The gate that holds one event
-// back for step 4c, and the small waits beside it; the request log in
-// short; and the print functions, which await what the handlers report
-// and print what the steps got, in a fixed order. Nothing here is the
-// lesson; main.go is. The handlers and the gate also record what they
-// see for --trace and --view (internal/trace): the handler calls
-// (handlers lane) and the objects the gate's transform sees queued
-// (FIFO lane) or buffered by a watch-list (reflector lane).
+// What chapter 06 needs only to show the factory at work, and nothing of
+// what it teaches: the lines it prints of the calls the course's taps
+// record (internal/tap: the reporting handlers, the transform that holds
+// step 4c's change), the waits on those calls, the request log in short,
+// and the print functions, which print what the steps got in a fixed
+// order. main.go and handlers.go are the lesson. The taps also record
+// each call for --trace and --view (internal/trace).
 
 import (
 	"context"
@@ -19,7 +15,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,217 +23,118 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
-// deploymentHandler is written the way most code in the wild is: an
-// untyped handler whose type assertions must also expect a
-// DeletedFinalStateUnknown tombstone in OnDelete.
-func deploymentHandler(events *show.Lines) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, initial bool) {
-			if trace.On() {
-				recordCall("OnAdd", fmt.Sprintf("%s  isInInitialList=%t", describe(obj), initial), obj, false)
-			}
-			if d, ok := obj.(*appsv1.Deployment); ok {
-				events.Send(deployLine("ADDED", d, initialNote(initial)))
-			}
-		},
-		UpdateFunc: func(oldObj, newObj any) {
-			// The deployment controller writes status even for a paused
-			// deployment. Only a spec change bumps metadata.generation:
-			// act on that, and the output is the same on a real cluster.
-			if trace.On() {
-				recordCall("OnUpdate", describe(oldObj)+" -> "+describe(newObj), newObj, false)
-			}
-			old, ok1 := oldObj.(*appsv1.Deployment)
-			d, ok2 := newObj.(*appsv1.Deployment)
-			if ok1 && ok2 && old.Generation != d.Generation {
-				events.Send(deployLine("UPDATED", d, ""))
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if trace.On() {
-				recordCall("OnDelete", describe(obj), obj, false)
-			}
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if d, ok := obj.(*appsv1.Deployment); ok {
-				events.Send(deployLine("DELETED", d, ""))
-			}
-		},
+// handlerLine is a call of step 1's handlers as the chapter prints it:
+// the event, the object, and a note.
+func handlerLine(c tap.HandlerCall) string {
+	event := map[string]string{"OnAdd": "ADDED", "OnUpdate": "UPDATED", "OnDelete": "DELETED"}[c.Method]
+	note := ""
+	if c.InInitialList {
+		note = "initial list"
 	}
-}
-
-// podHandler uses the typed handlers new in client-go v0.37: no type
-// assertions, and OnDelete gets a DeletedPod that says whether the
-// final state is known.
-func podHandler(events *show.Lines) corev1informers.PodDetailedHandlerFuncs {
-	// !+podHandler
-	return corev1informers.PodDetailedHandlerFuncs{
-		AddFunc: func(p *corev1.Pod, initial bool) {
-			events.Send(podLine("ADDED", p, initialNote(initial)))
-		},
-		UpdateFunc: func(_, p *corev1.Pod) {
-			events.Send(podLine("UPDATED", p, deletingNote(p)))
-		},
-		DeleteFunc: func(d corev1informers.DeletedPod) {
-			if d.FinalStateUnknown != nil || d.OptionalObj == nil {
-				events.Send("DELETED   pod/" + d.GetName() + "  (final state unknown)")
-				return
-			}
-			events.Send(podLine("DELETED", d.OptionalObj, ""))
-		},
-	}
-	// !-podHandler
-}
-
-// updateHandler reports OnUpdate calls. The informer calls an update
-// whose old and new resourceVersion are equal a sync: in this step, a
-// resync. After a relist it is also an object that did not change, and
-// reaches the same handlers (README, step 5).
-func updateHandler(lines *show.Lines) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, newObj any) {
-			old, ok1 := oldObj.(*corev1.Pod)
-			p, ok2 := newObj.(*corev1.Pod)
-			if !ok1 || !ok2 {
-				return
-			}
-			event := "UPDATED"
-			if old.ResourceVersion == p.ResourceVersion {
-				event = "RESYNC"
-				// A timer repeats it. A change is recorded where the
-				// step awaits it (printFirstUpdates): the step does not
-				// wait for every handler's.
-				if trace.On() {
-					recordCall("OnUpdate", describe(old)+" -> "+describe(p)+"  (resync)", p, true)
-				}
-			}
-			lines.Sendf("%-9s pod/%s  rv=%s->%s",
-				event, p.Name, old.ResourceVersion, p.ResourceVersion)
-		},
-	}
-}
-
-// rvHandler reports the resourceVersion of each update of pod name.
-func rvHandler(lines *show.Lines, name string) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(old, obj any) {
-			if trace.On() {
-				recordCall("OnUpdate", describe(old)+" -> "+describe(obj), obj, false)
-			}
-			if p, ok := obj.(*corev1.Pod); ok && p.Name == name {
-				lines.Send(p.ResourceVersion)
-			}
-		},
-	}
-}
-
-// deployLine is what the deployment handler reports.
-func deployLine(event string, d *appsv1.Deployment, note string) string {
-	return withNote(fmt.Sprintf("%-9s deployment/%s  gen=%d  rv=%s",
-		event, d.Name, d.Generation, d.ResourceVersion), note)
-}
-
-// podLine is what the pod handler reports. It records the handler call
-// too: the handler's code is quoted in the README as a handler should be
-// written, and it calls podLine for every call but a delete whose final
-// state is unknown (which this chapter does not cause).
-func podLine(event string, p *corev1.Pod, note string) string {
-	verb := map[string]string{"ADDED": "OnAdd", "UPDATED": "OnUpdate", "DELETED": "OnDelete"}[event]
-	if verb != "" && trace.On() {
-		text := describe(p)
-		if event == "ADDED" {
-			text += fmt.Sprintf("  isInInitialList=%t", note != "")
-		} else if note != "" {
-			text += "  (" + note + ")"
+	var line string
+	switch o := c.Obj.(type) {
+	case *appsv1.Deployment:
+		line = fmt.Sprintf("%-9s deployment/%s  gen=%d  rv=%s",
+			event, o.Name, o.Generation, o.ResourceVersion)
+	case *corev1.Pod:
+		line = fmt.Sprintf("%-9s pod/%s  rv=%s", event, o.Name, o.ResourceVersion)
+		if c.Method == "OnUpdate" && o.DeletionTimestamp != nil {
+			note = "deletionTimestamp set"
 		}
-		recordCall(verb, text, p, false)
+	case cache.DeletedFinalStateUnknown:
+		line, note = fmt.Sprintf("%-9s %s", event, o.Key), "final state unknown"
+	default:
+		line = fmt.Sprintf("%-9s %s", event, show.Describe(o))
 	}
-	return withNote(fmt.Sprintf("%-9s pod/%s  rv=%s",
-		event, p.Name, p.ResourceVersion), note)
-}
-
-func withNote(line, note string) string {
-	if note == "" {
-		return line
+	if note != "" {
+		line += "  (" + note + ")"
 	}
-	return line + "  (" + note + ")"
+	return line
 }
 
-func initialNote(initial bool) string {
-	if initial {
-		return "initial list"
+// drainLines is the handler calls rec has got, as handlerLine renders
+// them, sorted: an initial list comes in no defined order.
+func drainLines(rec *tap.Recorder) []string {
+	var lines []string
+	for _, c := range tap.HandlerCalls(rec.Drain()) {
+		lines = append(lines, handlerLine(c))
 	}
-	return ""
+	slices.Sort(lines)
+	return lines
 }
 
-func deletingNote(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "deletionTimestamp set"
+// updateLine is an OnUpdate call of step 5's handlers as the chapter
+// prints it, old and new resourceVersion: the informer calls an update
+// whose two are equal a sync, in this step a resync (after a relist it
+// is also an object that did not change, README step 5). Other calls
+// are not printed ("").
+func updateLine(c tap.HandlerCall) string {
+	old, ok1 := c.Old.(*corev1.Pod)
+	p, ok2 := c.Obj.(*corev1.Pod)
+	if c.Method != "OnUpdate" || !ok1 || !ok2 {
+		return ""
 	}
-	return ""
-}
-
-// gate holds back the pods labelled key=value on their way into the
-// cache, until release: its transform runs on the reflector's goroutine,
-// before the cache is written. Step 4c reads the lister meanwhile.
-type gate struct {
-	key, value string
-	stop       <-chan struct{}
-	once       sync.Once
-	held       chan struct{} // closed when the first such pod arrives
-	released   chan struct{}
-}
-
-func newGate(ctx context.Context, key, value string) *gate {
-	return &gate{key: key, value: value, stop: ctx.Done(),
-		held: make(chan struct{}), released: make(chan struct{})}
-}
-
-// transform is the factory's transform: it waits for release, or for
-// the informers to stop, before it lets such a pod through.
-func (g *gate) transform(obj any) (any, error) {
-	recordTransform(obj)
-	if p, ok := obj.(*corev1.Pod); ok && p.Labels[g.key] == g.value {
-		g.once.Do(func() { close(g.held) })
-		select {
-		case <-g.released:
-		case <-g.stop:
-		}
+	event := "UPDATED"
+	if old.ResourceVersion == p.ResourceVersion {
+		event = "RESYNC"
 	}
-	return obj, nil
+	return fmt.Sprintf("%-9s pod/%s  rv=%s->%s", event, p.Name, old.ResourceVersion, p.ResourceVersion)
 }
 
-// awaitHeld returns once a pod is held: its event has reached the
-// informer, not the cache.
-func (g *gate) awaitHeld(ctx context.Context) error {
-	select {
-	case <-g.held:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the gate to hold a pod: %w", context.Cause(ctx))
-	}
+// reporter is a reporting handler named name, with a recorder of its
+// own: step 5 awaits each handler's calls apart.
+func reporter(ctx context.Context, name string) tap.Handler {
+	return tap.Handler{Rec: tap.NewRecorder(ctx), Name: name}
 }
 
-// release lets held pods, and all later ones, through. Call it once.
-func (g *gate) release() { close(g.released) }
-
-// awaitLine waits until lines carries want, dropping the lines before.
-func awaitLine(ctx context.Context, lines *show.Lines, want string) error {
+// await waits for the first event rec gets that match accepts,
+// dropping those before it.
+func await(ctx context.Context, rec *tap.Recorder, match func(tap.Event) bool) error {
 	for {
-		got, err := lines.Await(ctx, 1)
-		if err != nil || got[0] == want {
-			return err
+		e, err := rec.Next(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for a call at a tap: %w", err)
 		}
+		if match(e) {
+			return nil
+		}
+	}
+}
+
+// tierGold picks the transform of a pod labelled tier=gold: step 4c's
+// change, which it holds.
+func tierGold(e tap.Event) bool {
+	t, ok := e.(tap.Transformed)
+	if !ok {
+		return false
+	}
+	p, ok := t.Obj.(*corev1.Pod)
+	return ok && p.Labels["tier"] == "gold"
+}
+
+// held picks a call that a gate holds.
+func held(e tap.Event) bool {
+	_, ok := e.(tap.Held)
+	return ok
+}
+
+// updatedTo picks a handler's OnUpdate to p's resourceVersion.
+func updatedTo(p *corev1.Pod) func(tap.Event) bool {
+	return func(e tap.Event) bool {
+		c, ok := e.(tap.HandlerCall)
+		if !ok || c.Method != "OnUpdate" {
+			return false
+		}
+		m, err := meta.Accessor(c.Obj)
+		return err == nil && m.GetName() == p.Name && m.GetResourceVersion() == p.ResourceVersion
 	}
 }
 
@@ -273,38 +169,30 @@ func describeRequest(r apiserver.Request) string {
 
 // printResync awaits the n resync calls handler eager gets and prints
 // them sorted: a resync walks the cache, a map, in no order.
-func printResync(ctx context.Context, out io.Writer, eager *show.Lines, n int) error {
-	got, err := eager.AwaitSorted(ctx, n)
-	if err != nil {
-		return err
-	}
+func printResync(ctx context.Context, out io.Writer, eager *tap.Recorder, n int) error {
 	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
-	show.Print(out, "    ", got)
-	return nil
+	return show.Sorted(ctx, out, "", "    ", eager.CallLines(updateLine), n)
 }
 
 // printFirstUpdates awaits the first update handlers quiet and ignored
-// get after patched, and prints them.
+// get after patched, and prints them. It awaits eager's too, between its
+// resyncs, so that the step ends with every call of the patch recorded.
 func printFirstUpdates(ctx context.Context, out io.Writer, patched *corev1.Pod,
-	quiet, ignored *show.Lines) error {
+	quiet, eager, ignored *tap.Recorder) error {
+	if err := await(ctx, eager, updatedTo(patched)); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "  patch pod/web-1 (rv=%s); the first update the others got:\n",
 		patched.ResourceVersion)
-	q, err := quiet.Await(ctx, 1)
+	q, err := quiet.CallLines(updateLine).Await(ctx, 1)
 	if err != nil {
 		return err
 	}
-	i, err := ignored.Await(ctx, 1)
+	i, err := ignored.CallLines(updateLine).Await(ctx, 1)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "    quiet   %s\n    ignored %s\n", q[0], i[0])
-	for _, name := range []string{"quiet", "ignored"} {
-		if !trace.On() {
-			break
-		}
-		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
-			Text: name + ": " + describe(patched) + "  (the patch; seen when the step read it)", Func: "cache.(*processorListener).run"}, patched)
-	}
 	return nil
 }
 
@@ -325,14 +213,15 @@ func syncedString(m map[reflect.Type]bool) string {
 	return strings.Join(parts, " ")
 }
 
-// countEach renders how many of lines are each of names, in the order
-// of names: "audit=3 metrics=3".
-func countEach(lines, names []string) string {
+// countEach renders how many OnAdd calls each of names, a reporting
+// handler's name, has among events, in the order of names:
+// "audit=3 metrics=3".
+func countEach(events []tap.Event, names []string) string {
 	var parts []string
 	for _, name := range names {
 		n := 0
-		for _, l := range lines {
-			if l == name {
+		for _, c := range tap.HandlerCalls(events) {
+			if c.Handler == name && c.Method == "OnAdd" {
 				n++
 			}
 		}
@@ -428,34 +317,4 @@ func objectNames(objs []runtime.Object) string {
 	}
 	slices.Sort(ns)
 	return strings.Join(ns, " ")
-}
-
-// The trace's taps.
-
-// recordCall records a handler call on the trace's handlers lane, under
-// the client-go function that made it. timed marks a resync's, which a
-// timer repeats.
-func recordCall(verb, text string, obj any, timed bool) {
-	if !trace.On() {
-		return
-	}
-	fn, _ := trace.Caller(nil)
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Func: fn, Timed: timed}, obj)
-}
-
-// recordTransform records an object a transform is given, in the lane
-// of the client-go function that gave it (trace.RecordTransform).
-func recordTransform(obj any) { trace.RecordTransform(obj, describe(obj)) }
-
-// describe names an object, its kind and resourceVersion, or a tombstone.
-func describe(obj any) string {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return "DeletedFinalStateUnknown key=" + tomb.Key + ", last known " + describe(tomb.Obj)
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return fmt.Sprintf("a %T", obj)
-	}
-	kind := strings.ToLower(reflect.TypeOf(obj).Elem().Name())
-	return fmt.Sprintf("%s/%s rv=%s", kind, m.GetName(), m.GetResourceVersion())
 }

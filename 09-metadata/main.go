@@ -13,8 +13,9 @@
 // dynamic/dynamicinformer/informer.go, metadata/metadata.go,
 // metadata/metadatainformer/informer.go, tools/cache/the_real_fifo.go
 // (where a Transform is called). observe.go holds what only shows the
-// informers at work, measure.go the heap measurement, objects.go and
-// pod.go the objects the chapter creates.
+// informers at work (step 5 watches them through the course's taps,
+// internal/tap), measure.go the heap measurement, objects.go and pod.go
+// the objects the chapter creates.
 package main
 
 import (
@@ -42,7 +43,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("09-metadata", run) }
@@ -60,7 +61,12 @@ var (
 func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	var owner metav1.OwnerReference
 	for _, step := range []func(context.Context, io.Writer, *cluster.Cluster, *metav1.OwnerReference) error{
-		dynamicDeployments, metadataPods, metadataWire, memoryPerPod, transformSees, cacheThenGet,
+		dynamicDeployments, // 1. a dynamicinformer caches Unstructured maps
+		metadataPods,       // 2. a metadatainformer caches PartialObjectMetadata
+		metadataWire,       // 3. what the metadata informer asks for on the wire
+		memoryPerPod,       // 4. five caches of the same pods, measured
+		transformSees,      // 5. what a Transform receives, and never receives
+		cacheThenGet,       // 6. names and labels from the cache; the spec by a GET
 	} {
 		if err := step(ctx, out, c, &owner); err != nil {
 			return err
@@ -347,11 +353,12 @@ func dropManagedFields(obj any) (any, error) {
 // resync.
 func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *metav1.OwnerReference) error {
 	fmt.Fprintln(out, "\nStep 5. What a Transform receives, and what it never receives")
-	transformed, calls := show.NewLines(ctx), show.NewLines(ctx)
-	resyncs := make(chan string, 100)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }() // the informer has ended
+	// The course's taps (internal/tap) record each call of the handler
+	// and of the Transform, in the order they came.
+	rec := recordCalls(ctx)
 	// !+transformSees
 	lw := cache.NewFilteredListWatchFromClient(
 		c.Client.CoreV1().RESTClient(), "pods", c.Namespace,
@@ -359,8 +366,8 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
-		Handler:       reportingHandler{calls: calls, resyncs: resyncs},
-		Transform:     reporting(transformed, dropManagedFields),
+		Handler:       tap.Handler{Rec: rec},
+		Transform:     tap.Transform(rec, dropManagedFields),
 		ResyncPeriod:  resyncPeriod,
 	})
 	wg.Go(func() { informer.RunWithContext(ctx) })
@@ -369,7 +376,7 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 		return context.Cause(ctx)
 	}
 	fmt.Fprintln(out, "  start (watch-list): each object twice, the second time as the first call left it")
-	if err := printAwaited(ctx, out, true, transformed, 4, calls, 2); err != nil {
+	if err := printAwaited(ctx, out, true, rec, 4, 2); err != nil {
 		return err
 	}
 
@@ -379,18 +386,18 @@ func transformSees(ctx context.Context, out io.Writer, c *cluster.Cluster, _ *me
 	if _, err := pods.Patch(ctx, "web-1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	if err := printAwaited(ctx, out, false, transformed, 1, calls, 1); err != nil {
+	if err := printAwaited(ctx, out, false, rec, 1, 1); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "  delete web-2: MODIFIED then DELETED, each once; OnDelete gets the transformed object")
 	if err := pods.Delete(ctx, "web-2", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	if err := printAwaited(ctx, out, false, transformed, 2, calls, 2); err != nil {
+	if err := printAwaited(ctx, out, false, rec, 2, 2); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  resync every %v: OnUpdate(obj, obj) from the cache\n", resyncPeriod)
-	return printResync(ctx, out, resyncs, transformed)
+	return printResync(ctx, out, rec)
 }
 
 // cacheThenGet reads a pod's metadata from a metadata informer's cache,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -97,19 +97,12 @@ func TestTransformNeverSeesTombstone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var mu sync.Mutex
-	var received []any // what the Transform received
-	deleted := make(chan any, 10)
+	rec := tap.NewRecorder(ctx) // what the Transform and the handler received, in order
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "pods", c.Namespace, fields.Everything()),
 		ObjectType:    &corev1.Pod{},
-		Handler:       cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) { deleted <- obj }},
-		Transform: func(obj any) (any, error) {
-			mu.Lock()
-			received = append(received, obj)
-			mu.Unlock()
-			return dropManagedFields(obj)
-		},
+		Handler:       tap.Handler{Rec: rec},
+		Transform:     tap.Transform(rec, dropManagedFields),
 	})
 	done := make(chan struct{})
 	go func() { defer close(done); informer.RunWithContext(ctx) }()
@@ -133,21 +126,32 @@ func TestTransformNeverSeesTombstone(t *testing.T) {
 	c.Server.CompactHistory()
 	c.Server.ReleaseWatches()
 
+	// Every Transform call of the relist comes before its OnDelete: the
+	// RealFIFO transforms as it queues, the handler is called as the
+	// queue is popped.
+	var received []any // what the Transform received
 	var obj any
-	select {
-	case obj = <-deleted:
-	case <-ctx.Done():
-		t.Fatal("no OnDelete after the relist")
+	for obj == nil {
+		e, err := rec.Next(ctx)
+		if err != nil {
+			t.Fatalf("no OnDelete after the relist: %v", err)
+		}
+		switch e := e.(type) {
+		case tap.Transformed:
+			received = append(received, e.Obj)
+		case tap.HandlerCall:
+			if e.Method == "OnDelete" {
+				obj = e.Obj
+			}
+		}
 	}
 	tomb, ok := obj.(cache.DeletedFinalStateUnknown)
 	if !ok {
 		t.Fatalf("OnDelete got %T, want a DeletedFinalStateUnknown", obj)
 	}
 	if p, ok := tomb.Obj.(*corev1.Pod); !ok || p.Name != "web-2" || len(p.ManagedFields) != 0 {
-		t.Errorf("the tombstone carries %s, want web-2 as the Transform left it (no managedFields)", describe(tomb.Obj))
+		t.Errorf("the tombstone carries %s, want web-2 as the Transform left it (no managedFields)", withManagedFields(tomb.Obj))
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	relisted := 0
 	for _, o := range received {
 		switch o := o.(type) {

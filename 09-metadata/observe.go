@@ -2,9 +2,9 @@ package main
 
 // What the chapter needs only to show its informers at work, not what
 // it teaches: one line for a pod or a cached object, the informer's
-// request with its Accept header, the frames of a watch, and a handler
-// and a Transform wrapper that report each call to the step that awaits
-// them (internal/show), so that the output keeps its order.
+// request with its Accept header, the frames of a watch, and the lines
+// step 5 prints of the calls the course's taps record (internal/tap: a
+// reporting handler, and a Transform wrapped to record what it is given).
 
 import (
 	"bufio"
@@ -28,6 +28,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
@@ -143,9 +144,9 @@ func printFrames(out io.Writer, resp *http.Response, n int) error {
 	return nil
 }
 
-// describe is one line for what an informer hands over: a pod with the
+// withManagedFields is one line for what an informer hands over: a pod with the
 // number of managedFields entries it carries, or a tombstone.
-func describe(obj any) string {
+func withManagedFields(obj any) string {
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		s := fmt.Sprintf("pod/%s managedFields=%d", o.Name, len(o.ManagedFields))
@@ -159,104 +160,60 @@ func describe(obj any) string {
 	return fmt.Sprintf("%T", obj)
 }
 
-// reporting wraps a Transform: it reports what each call receives, then
-// calls it.
-func reporting(lines *show.Lines, transform cache.TransformFunc) cache.TransformFunc {
-	return func(obj any) (any, error) {
-		lines.Sendf("Transform(%s)", describe(obj))
-		var e trace.Event
-		var traced bool
-		if trace.On() {
-			e, traced = trace.TransformEvent(describe(obj)) // before the Transform: it edits obj
-		}
-		out, err := transform(obj)
-		if traced && err == nil {
-			trace.Record(e, out) // what the Transform returned
-		}
-		return out, err
-	}
-}
-
-// reportingHandler is a handler that reports each call on calls, except
-// the calls of a resync (OnUpdate with the very same object), which it
-// sends to resyncs: they come every resyncPeriod, as long as the
-// informer runs.
-type reportingHandler struct {
-	calls   *show.Lines
-	resyncs chan<- string // never blocks: a full channel drops the line
-}
-
-func (r reportingHandler) OnAdd(obj any, initial bool) {
-	if trace.On() {
-		traceHandler("OnAdd", fmt.Sprintf("%s isInInitialList=%t", describe(obj), initial), obj, false)
-	}
-	r.calls.Sendf("OnAdd(%s)", describe(obj))
-}
-
-func (r reportingHandler) OnUpdate(old, obj any) {
-	if trace.On() {
-		traceHandler("OnUpdate", updateText(old, obj), obj, old == obj)
-	}
-	if old == obj {
-		select {
-		case r.resyncs <- describe(obj):
-		default:
-		}
-		return
-	}
-	r.calls.Sendf("OnUpdate(%s)", describe(obj))
-}
-
-func (r reportingHandler) OnDelete(obj any) {
-	if trace.On() {
-		traceHandler("OnDelete", describe(obj), obj, false)
-	}
-	r.calls.Sendf("OnDelete(%s)", describe(obj))
-}
-
-// traceHandler records a handler call on the trace's handlers lane,
-// under the client-go function that called it (step 5's informer is
-// NewInformerWithOptions's: processDeltas calls its handler, no
-// processorListener); a resync's (timed) as on a timer.
-func traceHandler(verb, text string, obj any, timed bool) {
-	fn, _ := trace.Caller(nil)
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb, Text: text, Timed: timed, Func: fn}, obj)
-}
-
-// updateText describes an OnUpdate call for the trace.
-func updateText(old, obj any) string {
-	if old == obj { // which objects a resync reaches depends on when it ran
-		return "old == new: a resync (any cached pod)"
-	}
-	return describe(obj)
-}
-
 // resyncPeriod is the informer's resync period in step 5: short, so
 // the step sees a resync at once.
 const resyncPeriod = 20 * time.Millisecond
+
+// recordCalls returns the recorder step 5's taps record into. A resync
+// comes every resyncPeriod: whether one reaches web-2 before the step
+// deletes it depends on the run, so the trace's golden text leaves such
+// a call out (the page shows it).
+func recordCalls(ctx context.Context) *tap.Recorder {
+	trace.MarkMaybe(func(e trace.Event) bool {
+		return e.Lane == trace.Handlers && e.Timed && strings.HasSuffix(e.Key, "/web-2")
+	})
+	return tap.NewRecorder(ctx)
+}
+
+// transformLine is a Transform call as step 5 prints it: what the
+// Transform was given.
+func transformLine(t tap.Transformed) string { return "Transform(" + withManagedFields(t.Obj) + ")" }
+
+// callLine is a handler call as step 5 prints it.
+func callLine(c tap.HandlerCall) string { return c.Method + "(" + withManagedFields(c.Obj) + ")" }
 
 // printAwaited prints the next nt Transform calls and the next nc
 // handler calls, each in the order they came, or, for an initial list,
 // whose order is not defined, sorted: the Transform calls by pass (first
 // what came from the server, then what the first pass had already
-// transformed), then by name.
-func printAwaited(ctx context.Context, out io.Writer, initial bool, transformed *show.Lines, nt int, calls *show.Lines, nc int) error {
-	await := (*show.Lines).Await
-	if initial {
-		await = (*show.Lines).AwaitSorted
+// transformed), then by name. A resync's calls (OnUpdate with the very
+// same object) come every resyncPeriod, between the others: skipped.
+func printAwaited(ctx context.Context, out io.Writer, initial bool, rec *tap.Recorder, nt, nc int) error {
+	var t, h []string
+	for len(t) < nt || len(h) < nc {
+		e, err := rec.Next(ctx)
+		if err != nil {
+			show.Print(out, "    ", append(t, h...))
+			return err
+		}
+		switch e := e.(type) {
+		case tap.Transformed:
+			t = append(t, transformLine(e))
+		case tap.HandlerCall:
+			if !e.Same() {
+				h = append(h, callLine(e))
+			}
+		}
 	}
-	t, err := await(transformed, ctx, nt)
-	if err != nil {
-		return err
-	}
 	if initial {
+		slices.Sort(t)
 		slices.SortStableFunc(t, func(a, b string) int {
 			return strings.Compare(pass(a), pass(b))
 		})
+		slices.Sort(h)
 	}
-	h, err := await(calls, ctx, nc)
 	show.Print(out, "    ", append(t, h...))
-	return err
+	return nil
 }
 
 // pass tells a Transform call that received its own output (no
@@ -268,19 +225,30 @@ func pass(line string) string {
 	return "first"
 }
 
-// printResync waits for a resync that starts after every change has been
-// handled, prints its call, and the number of Transform calls since.
-func printResync(ctx context.Context, out io.Writer, resyncs <-chan string, transformed *show.Lines) error {
-	for len(resyncs) > 0 {
-		<-resyncs
+// printResync waits for a resync, which starts after every change has
+// been handled (printAwaited saw them), prints its call, and the number
+// of Transform calls since the delete.
+func printResync(ctx context.Context, out io.Writer, rec *tap.Recorder) error {
+	transforms := 0
+	for {
+		e, err := rec.Next(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for a resync: %w", err)
+		}
+		if _, ok := e.(tap.Transformed); ok {
+			transforms++
+		}
+		if c, ok := e.(tap.HandlerCall); ok && c.Same() {
+			fmt.Fprintf(out, "    OnUpdate(%s) with old == new\n", withManagedFields(c.Obj))
+			break
+		}
 	}
-	select {
-	case line := <-resyncs:
-		fmt.Fprintf(out, "    OnUpdate(%s) with old == new\n", line)
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for a resync: %w", context.Cause(ctx))
+	for _, e := range rec.Drain() {
+		if _, ok := e.(tap.Transformed); ok {
+			transforms++
+		}
 	}
-	fmt.Fprintf(out, "    Transform calls since the delete: %d\n", len(transformed.Drain()))
+	fmt.Fprintf(out, "    Transform calls since the delete: %d\n", transforms)
 	return nil
 }
 

@@ -7,6 +7,7 @@
 //	TypedHandler[T]  a cache.TypedResourceEventHandler[T], the same
 //	Queue[T]  a workqueue.TypedRateLimitingInterface[T]: Add, Get, Done, …
 //	ListerWatcher  a cache.ListerWatcher: List, Watch
+//	Transform a cache.TransformFunc: each object an informer queues
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
 //
@@ -22,7 +23,8 @@
 //
 // A step can also hold a call at its tap, like a breakpoint, to make
 // something happen meanwhile (Recorder.Hold): a handler after it
-// returned, a request before it leaves. Everything held goes on when the
+// returned, a request before it leaves, an object on its way into the
+// cache (a transform's call). Everything held goes on when the
 // recorder's context ends, so a step that fails leaves nothing held.
 package tap
 
@@ -36,7 +38,7 @@ import (
 )
 
 // Event is one call a tap saw: a HandlerCall, a QueueCall, a
-// ListWatchCall, a Request, or Held (a call a step holds).
+// ListWatchCall, a Transformed, a Request, or Held (a call a step holds).
 type Event interface {
 	// Trace is the event as the trace's lanes show it, and the object
 	// it carried (nil if none).
@@ -86,6 +88,34 @@ func (c calls) Await(ctx context.Context, n int) ([]string, error) {
 		}
 		if call, ok := e.(HandlerCall); ok {
 			got = append(got, call.String())
+		}
+	}
+	return got, nil
+}
+
+// CallLines is Calls for a chapter that prints calls its own way: each
+// handler call the recorder gets, as line renders it; a call line
+// renders as "" is skipped, as is what else the recorder gets.
+func (r *Recorder) CallLines(line func(HandlerCall) string) show.Source {
+	return callLines{r, line}
+}
+
+type callLines struct {
+	r    *Recorder
+	line func(HandlerCall) string
+}
+
+func (c callLines) Await(ctx context.Context, n int) ([]string, error) {
+	var got []string
+	for len(got) < n {
+		e, err := c.r.Next(ctx)
+		if err != nil {
+			return got, err
+		}
+		if call, ok := e.(HandlerCall); ok {
+			if s := c.line(call); s != "" {
+				got = append(got, s)
+			}
 		}
 	}
 	return got, nil

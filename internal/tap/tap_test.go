@@ -280,3 +280,74 @@ func TestTypedHandler(t *testing.T) {
 		t.Errorf("passed on %q", deleted)
 	}
 }
+
+// TestCallLines: handler calls rendered by the chapter's own line, the
+// calls it renders as "" and other events skipped.
+func TestCallLines(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	h := Handler{Rec: rec}
+	a := cm("a", "1")
+	h.OnAdd(a, true)
+	rec.emit(Held{Event: HandlerCall{Method: "OnAdd", Obj: a}})
+	h.OnUpdate(a, cm("a", "2"))
+	h.OnDelete(a)
+	updates := rec.CallLines(func(c HandlerCall) string {
+		if c.Method == "OnAdd" {
+			return ""
+		}
+		return c.Method + " " + resourceVersion(c.Obj)
+	})
+	got, err := updates.Await(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"OnUpdate 2", "OnDelete 1"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestTransform: next is called, the object recorded once it returned;
+// a hold keeps the transform from returning until released.
+func TestTransform(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	var passed []string
+	f := Transform(rec, func(obj any) (any, error) {
+		c := obj.(*corev1.ConfigMap)
+		passed = append(passed, c.Name)
+		c.Data = map[string]string{"edited": "in place"}
+		return obj, nil
+	})
+	gate := rec.Hold(1, func(e Event) bool {
+		tr, ok := e.(Transformed)
+		return ok && tr.Obj.(*corev1.ConfigMap).Name == "b"
+	})
+	defer gate.Open()
+	if _, err := f(cm("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	go func() { _, _ = f(cm("b", "2")); close(returned) }()
+	got, err := rec.Await(t.Context(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, held := got[2].(Held); !held {
+		t.Fatalf("third event %T, want Held", got[2])
+	}
+	select {
+	case <-returned:
+		t.Fatal("the held transform returned")
+	default:
+	}
+	gate.Release()
+	<-returned
+	if !slices.Equal(passed, []string{"a", "b"}) {
+		t.Errorf("passed on %q", passed)
+	}
+	first := got[0].(Transformed)
+	if first.Obj.(*corev1.ConfigMap).Data != nil || first.Out.(*corev1.ConfigMap).Data == nil {
+		t.Errorf("recorded given %v, returned %v; want the object as given, then as edited",
+			first.Obj, first.Out)
+	}
+}

@@ -41,10 +41,10 @@ var lessonFloor = map[string]int{
 	"02-deltafifo":          57,
 	"03-reflector":          40,
 	"04-indexer":            48,
-	"06-factory":            57,
+	"06-factory":            61,
 	"07-controller":         54,
 	"08-testing":            50,
-	"09-metadata":           53,
+	"09-metadata":           54,
 	"10-lifecycle":          56,
 	"11-controller-runtime": 63,
 }
