@@ -7,6 +7,8 @@
 //	TypedHandler[T]  a cache.TypedResourceEventHandler[T], the same
 //	Queue[T]  a workqueue.TypedRateLimitingInterface[T]: Add, Get, Done, …
 //	ListerWatcher  a cache.ListerWatcher: List, Watch
+//	Watch     a watch.Interface: the events a stream carries, its end
+//	          (a ListerWatcher with Streams set wraps each stream in one)
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
 //
@@ -36,7 +38,7 @@ import (
 )
 
 // Event is one call a tap saw: a HandlerCall, a QueueCall, a
-// ListWatchCall, a Request, or Held (a call a step holds).
+// ListWatchCall, a WatchEvent, a WatchEnded, a Request, or Held (a call a step holds).
 type Event interface {
 	// Trace is the event as the trace's lanes show it, and the object
 	// it carried (nil if none).

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -278,5 +281,89 @@ func TestTypedHandler(t *testing.T) {
 	}
 	if !slices.Equal(deleted, []string{"ns/a"}) {
 		t.Errorf("passed on %q", deleted)
+	}
+}
+
+// TestWatch: each event a stream carries is recorded before the
+// consumer gets it; an end is recorded only if the consumer still read
+// the stream and it carried no ERROR; a stopped stream is not relayed.
+func TestWatch(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	relayed := func(w *Watch) []string {
+		var got []string
+		for ev := range w.ResultChan() {
+			got = append(got, string(ev.Type))
+		}
+		return got
+	}
+
+	// The stream ends under its consumer: recorded.
+	fw := watch.NewFake()
+	var ended sync.WaitGroup
+	ended.Add(3)
+	w := NewWatch(fw, rec, ended.Done)
+	go func() {
+		fw.Add(cm("a", "1"))
+		fw.Action(watch.Bookmark, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2",
+			Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})
+		fw.Stop()
+	}()
+	if got := relayed(w); !slices.Equal(got, []string{"ADDED", "BOOKMARK"}) {
+		t.Errorf("relayed %q", got)
+	}
+
+	// An ERROR, then the end: the ERROR was the end.
+	fw = watch.NewFake()
+	w = NewWatch(fw, rec, ended.Done)
+	go func() {
+		fw.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"})
+		fw.Stop()
+	}()
+	relayed(w)
+
+	// The consumer stops the stream: no end, nothing more relayed.
+	fw = watch.NewFake()
+	w = NewWatch(fw, rec, ended.Done)
+	w.Stop()
+	if got := relayed(w); len(got) != 0 {
+		t.Errorf("a stopped watch relayed %q", got)
+	}
+	ended.Wait()
+
+	got := strs(rec.Drain())
+	want := []string{
+		"ADDED     configmap/a rv=1",
+		"BOOKMARK  configmap/ rv=2  k8s.io/initial-events-end=true",
+		"(stream ended)",
+		"ERROR     410 Expired: too old",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded\n%q, want\n%q", got, want)
+	}
+}
+
+// TestListerWatcherStreams: with Streams set, a Watch's stream is
+// relayed and recorded after the Watch call itself; Wait returns once
+// it has ended.
+func TestListerWatcherStreams(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	fw := watch.NewFake()
+	lw := NewListerWatcher(&cache.ListWatch{
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return fw, nil },
+	}, rec)
+	lw.Streams = true
+	w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fw.Modify(cm("a", "6"))
+	<-w.ResultChan()
+	w.Stop()
+	lw.Wait()
+	got := strs(rec.Drain())
+	if len(got) != 2 || got[0] != `Watch(resourceVersion="5")` || !strings.HasPrefix(got[1], "MODIFIED") {
+		t.Errorf("recorded %q", got)
 	}
 }
