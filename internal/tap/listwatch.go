@@ -75,7 +75,7 @@ func (t *ListerWatcher) WatchWithContext(ctx context.Context, o metav1.ListOptio
 		return w, err
 	}
 	t.streams.Add(1)
-	return NewWatch(w, t.Rec, t.streams.Done), nil
+	return NewWatch(ctx, w, t.Rec, t.streams.Done), nil
 }
 
 // Wait returns once every stream relayed for Streams has ended: the

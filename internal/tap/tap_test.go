@@ -302,7 +302,7 @@ func TestWatch(t *testing.T) {
 	fw := watch.NewFake()
 	var ended sync.WaitGroup
 	ended.Add(3)
-	w := NewWatch(fw, rec, ended.Done)
+	w := NewWatch(t.Context(), fw, rec, ended.Done)
 	go func() {
 		fw.Add(cm("a", "1"))
 		fw.Action(watch.Bookmark, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2",
@@ -315,7 +315,7 @@ func TestWatch(t *testing.T) {
 
 	// An ERROR, then the end: the ERROR was the end.
 	fw = watch.NewFake()
-	w = NewWatch(fw, rec, ended.Done)
+	w = NewWatch(t.Context(), fw, rec, ended.Done)
 	go func() {
 		fw.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"})
 		fw.Stop()
@@ -324,7 +324,7 @@ func TestWatch(t *testing.T) {
 
 	// The consumer stops the stream: no end, nothing more relayed.
 	fw = watch.NewFake()
-	w = NewWatch(fw, rec, ended.Done)
+	w = NewWatch(t.Context(), fw, rec, ended.Done)
 	w.Stop()
 	if got := relayed(w); len(got) != 0 {
 		t.Errorf("a stopped watch relayed %q", got)

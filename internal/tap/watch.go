@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -20,11 +21,16 @@ import (
 //
 // What a stream carries once its consumer stopped it is neither relayed
 // nor recorded: the consumer no longer reads (and a stream that is
-// closed under its reader often makes up an ERROR). Nor is the end of a
+// closed under its reader often makes up an ERROR). What it carries
+// once the context of the Watch call ended is relayed, not recorded: a
+// reflector that stops cancels that context, which closes the stream
+// under it (client-go then makes up an ERROR, "context canceled"), and
+// whether the reflector reads it first is a race. Nor is the end of a
 // stream that carried an ERROR: a reflector returns on an ERROR and
 // stops the watch itself (reflector.go handleAnyWatch), so which comes
 // first is a race, and the ERROR was the end.
 type Watch struct {
+	ctx     context.Context // the Watch call's
 	in      watch.Interface
 	rec     *Recorder
 	out     chan watch.Event
@@ -34,10 +40,11 @@ type Watch struct {
 
 var _ watch.Interface = (*Watch)(nil)
 
-// NewWatch wraps w and starts relaying its events; done, if not nil, is
-// called once the relay has ended.
-func NewWatch(w watch.Interface, rec *Recorder, done func()) *Watch {
-	t := &Watch{in: w, rec: rec, out: make(chan watch.Event), stopped: make(chan struct{})}
+// NewWatch wraps w, the stream a Watch call made with ctx opened, and
+// starts relaying its events; done, if not nil, is called once the
+// relay has ended.
+func NewWatch(ctx context.Context, w watch.Interface, rec *Recorder, done func()) *Watch {
+	t := &Watch{ctx: ctx, in: w, rec: rec, out: make(chan watch.Event), stopped: make(chan struct{})}
 	go func() {
 		if done != nil {
 			defer done()
@@ -72,7 +79,9 @@ func (w *Watch) relay() {
 			return
 		default:
 		}
-		w.rec.record(WatchEvent{ev})
+		if w.ctx.Err() == nil {
+			w.rec.record(WatchEvent{ev})
+		}
 		errored = errored || ev.Type == watch.Error
 		select {
 		case w.out <- ev:
@@ -83,7 +92,7 @@ func (w *Watch) relay() {
 	select {
 	case <-w.stopped: // the consumer stopped it
 	default:
-		if !errored {
+		if !errored && w.ctx.Err() == nil {
 			w.rec.record(WatchEnded{})
 		}
 	}
