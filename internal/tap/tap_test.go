@@ -367,3 +367,29 @@ func TestListerWatcherStreams(t *testing.T) {
 		t.Errorf("recorded %q", got)
 	}
 }
+
+// TestWatchAfterContextEnds: what a stream carries once the Watch
+// call's context ended is relayed, not recorded, nor is its end: a
+// stopping reflector's stream makes up an ERROR as it closes.
+func TestWatchAfterContextEnds(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	ctx, cancel := context.WithCancel(t.Context())
+	fw := watch.NewFake()
+	w := NewWatch(ctx, fw, rec, nil)
+	cancel()
+	go func() {
+		fw.Error(&metav1.Status{Code: 500, Message: "context canceled"})
+		fw.Stop()
+	}()
+	var relayed int
+	for range w.ResultChan() {
+		relayed++
+	}
+	if relayed != 1 {
+		t.Errorf("relayed %d events, want 1", relayed)
+	}
+	if got := rec.Drain(); len(got) != 0 {
+		t.Errorf("recorded %q", strs(got))
+	}
+}
