@@ -48,8 +48,9 @@ type Event interface {
 // Recorder receives the taps' events, in the order the taps recorded
 // them, for the step that awaits them; and records each on the trace.
 type Recorder struct {
-	feed *show.Feed[Event]
-	done <-chan struct{}
+	feed   *show.Feed[Event]
+	done   <-chan struct{}
+	follow func(Event) // set by Follow
 
 	mu    sync.Mutex
 	holds []*Gate
@@ -112,14 +113,27 @@ func (r *Recorder) record(e Event) {
 	r.holdAt(e)
 }
 
-// emit records e on the trace and sends it to the step.
+// emit records e on the trace and sends it to the step (or hands it to
+// the step's follower).
 func (r *Recorder) emit(e Event) {
 	if trace.On() {
 		te, obj := e.Trace()
 		trace.Record(te, obj)
 	}
+	if r.follow != nil {
+		r.follow(e)
+		return
+	}
 	r.feed.Send(e)
 }
+
+// Follow hands each event the recorder gets from now on to f, as it
+// gets it: on the goroutine of the call the tap saw, before that call
+// returns; such events are not kept for Await, Next or Drain. It is
+// for a chapter whose calls all run on its own goroutine (02's queues,
+// in memory, with no informer), to print each call where it is made.
+// Call it before the taps record; f must not block.
+func (r *Recorder) Follow(f func(Event)) { r.follow = f }
 
 // holdAt makes the tap's goroutine wait, after a Held event, if a gate
 // holds e; it returns at once otherwise.

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -391,5 +392,60 @@ func TestWatchAfterContextEnds(t *testing.T) {
 	}
 	if got := rec.Drain(); len(got) != 0 {
 		t.Errorf("recorded %q", strs(got))
+	}
+}
+
+// TestFIFO: each call on a queue is recorded once it returned, a Pop's
+// entry before process runs (so the handler calls it makes follow),
+// a Pop that hands out nothing with what it returned; a queue that
+// takes bookmarks still does, wrapped.
+func TestFIFO(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	var got []string
+	rec.Follow(func(e Event) { got = append(got, fmt.Sprint(e)) })
+	q := NewFIFO(cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc}), rec, nil)
+	if _, ok := q.(cache.ReflectorBookmarkStore); ok {
+		t.Error("a wrapped DeltaFIFO takes bookmarks")
+	}
+	h := Handler{Rec: rec}
+	_ = q.Add(cm("a", "1"))
+	_ = q.Update(cm("a", "2"))
+	if _, err := q.Pop(func(obj any, initial bool) error {
+		h.OnAdd(obj.(cache.Deltas).Newest().Object, initial)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	if _, err := q.Pop(func(any, bool) error { return nil }); !errors.Is(err, cache.ErrFIFOClosed) {
+		t.Errorf("Pop on a closed queue: %v", err)
+	}
+	want := []string{
+		"Add configmap/a rv=1",
+		"Update configmap/a rv=2",
+		"Pop ns/a [Added configmap/a rv=1] [Updated configmap/a rv=2]",
+		"OnAdd     configmap/a rv=2  isInInitialList=false",
+		"Close",
+		"Pop → ErrFIFOClosed: closed and empty",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded\n%q, want\n%q", got, want)
+	}
+	if rest := rec.Drain(); len(rest) != 0 {
+		t.Errorf("followed events were kept too: %q", strs(rest))
+	}
+
+	real := NewFIFO(cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc,
+		KnownObjects: cache.NewStore(cache.MetaNamespaceKeyFunc)}), rec, nil)
+	b, ok := real.(cache.ReflectorBookmarkStore)
+	if !ok {
+		t.Fatal("a wrapped RealFIFO does not take bookmarks")
+	}
+	got = nil
+	if err := b.Bookmark("7"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"Bookmark rv 7"}) {
+		t.Errorf("recorded %q", got)
 	}
 }
