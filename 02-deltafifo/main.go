@@ -16,7 +16,7 @@
 // internal/cachecopy holds the copies of newQueueFIFO's options and of
 // processDeltas, which client-go does not export; pod.go holds the
 // object queued and its key; observe.go only shows the queues at work
-// (a tap, the formatting) and guards them.
+// (the course's taps around each queue, the printing) and guards them.
 package main
 
 import (
@@ -64,7 +64,7 @@ func tutorial(ctx context.Context, out io.Writer) error {
 		KeyFunction: podKey,
 	})
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo) // q prints each call; h stands in for handlers
+	q, h := observe(out, fifo) // q prints each call; h stands in for handlers
 	if err := tutorialCalls(q); err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func deletes(ctx context.Context, out io.Writer) error {
 		KeyFunction: podKey,
 	})
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	if err := deleteCalls(q); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func knownObjects(ctx context.Context, out io.Writer) error {
 	})
 	// !-knownObjects
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 
 	// The first Replace is the initial list. HasSynced stays false
 	// until every key it queued has been popped, and each of those
@@ -213,7 +213,7 @@ func withoutReplaced(ctx context.Context, out io.Writer) error {
 		KnownObjects: store,
 	})
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	printStore(out, store)
 	if err := relist(q); err != nil {
 		return err
@@ -299,7 +299,7 @@ func realFIFO(ctx context.Context, out io.Writer) error {
 	store := cache.NewStore(podKey)
 	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	fmt.Fprintf(out, "  HasSynced=%v\n", q.HasSynced())
 	if err := initialList(q); err != nil {
 		return err
@@ -358,7 +358,7 @@ func replay(ctx context.Context, out io.Writer, calls func(cache.Queue) error, n
 	if err := calls(fifo); err != nil {
 		return err
 	}
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	for range n {
 		if _, err := q.Pop(process(store, h)); err != nil {
 			return err
@@ -384,7 +384,7 @@ func closing(_ context.Context, out io.Writer) error {
 		{"RealFIFO", cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))},
 	} {
 		fmt.Fprintf(out, "  %s:\n", f.name)
-		q, h := tap(out, f.fifo)
+		q, h := observe(out, f.fifo)
 		// !+close
 		if err := q.Add(pod("pod-1", 1)); err != nil {
 			return err

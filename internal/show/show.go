@@ -234,7 +234,7 @@ func Describe(obj any) string {
 		return fmt.Sprintf("DeletedFinalStateUnknown key=%s, last known %s", o.Key, Describe(o.Obj))
 	}
 	m, err := meta.Accessor(obj)
-	if s, ok := obj.(fmt.Stringer); ok && err != nil {
+	if s, ok := obj.(fmt.Stringer); ok && err != nil && !fromKubernetes(obj) {
 		return s.String() // an object of the course's own (02's Pod)
 	}
 	if err != nil {
@@ -273,6 +273,12 @@ func Deltas(deltas cache.Deltas) string {
 		parts[i] = "[" + strings.TrimSpace(fmt.Sprintf("%s %s", d.Type, what)) + "]"
 	}
 	return strings.Join(parts, " ")
+}
+
+// fromKubernetes reports whether obj's type is k8s.io's (whose
+// generated String methods dump every field).
+func fromKubernetes(obj any) bool {
+	return strings.HasPrefix(reflect.Indirect(reflect.ValueOf(obj)).Type().PkgPath(), "k8s.io/")
 }
 
 // Pod is one line for a pod: its name, phase and resourceVersion, and

@@ -12,9 +12,9 @@ import (
 )
 
 // FIFO is a cache.Queue (a DeltaFIFO, a RealFIFO) that records each
-// call made on it once it returned, and each entry Pop hands out
-// before the process function runs, so that the handler calls
-// processing makes are recorded after it. It embeds the queue it wraps,
+// call made on it once it returned: a Pop with the entry it handed out,
+// after the handler calls that processing it made (a Handler records
+// them as they return). It embeds the queue it wraps,
 // so HasSynced and IsClosed are the queue's own. NewFIFO makes one.
 type FIFO struct {
 	cache.Queue
@@ -57,8 +57,8 @@ type FIFOCall struct {
 	Deltas        cache.Deltas
 	InInitialList bool
 	Key           string
-	// Err is what the call returned; for a Pop, only when it handed
-	// out nothing (ErrFIFOClosed).
+	// Err is what the call returned: for a Pop, what process
+	// returned, or, if it handed out nothing, why (ErrFIFOClosed).
 	Err error
 }
 
@@ -102,20 +102,17 @@ func (f *FIFO) Close() {
 	f.Rec.record(f.call(FIFOCall{Method: "Close"}))
 }
 
-// Pop records the entry it hands out before process runs; if it hands
-// out none, what it returned.
+// Pop records the entry it handed out, once process has run on it; if
+// it handed out none, why.
 func (f *FIFO) Pop(process cache.PopProcessFunc) (any, error) {
-	popped := false
+	c := FIFOCall{Method: "Pop"}
 	obj, err := f.Queue.Pop(func(obj any, isInInitialList bool) error {
-		popped = true
-		deltas, _ := obj.(cache.Deltas)
-		f.Rec.record(f.call(FIFOCall{Method: "Pop", Deltas: deltas,
-			InInitialList: isInInitialList, Key: f.entryKey(deltas)}))
+		c.Deltas, _ = obj.(cache.Deltas)
+		c.InInitialList, c.Key = isInInitialList, f.entryKey(c.Deltas)
 		return process(obj, isInInitialList)
 	})
-	if !popped {
-		f.Rec.record(f.call(FIFOCall{Method: "Pop", Err: err}))
-	}
+	c.Err = err
+	f.Rec.record(f.call(c))
 	return obj, err
 }
 
@@ -169,7 +166,7 @@ func (c FIFOCall) text() string {
 	case "Bookmark":
 		return "rv " + c.ResourceVersion
 	case "Pop":
-		if c.Err != nil {
+		if len(c.Deltas) == 0 && c.Err != nil {
 			if errors.Is(c.Err, cache.ErrFIFOClosed) {
 				return "→ ErrFIFOClosed: closed and empty"
 			}

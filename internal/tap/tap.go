@@ -105,6 +105,11 @@ func HandlerCalls(events []Event) []HandlerCall {
 	return got
 }
 
+// Record records an event a step makes itself, for what no tap sees:
+// a call that could not be made (02's bookmark, which a DeltaFIFO has
+// no method to take). It goes where the taps' events go.
+func (r *Recorder) Record(e Event) { r.emit(e) }
+
 // record is what every tap calls once per call: the trace gets the
 // event, the feed gets it, and if a step holds calls like it, the tap's
 // goroutine waits here until the step releases it (holdAt).

@@ -395,9 +395,9 @@ func TestWatchAfterContextEnds(t *testing.T) {
 	}
 }
 
-// TestFIFO: each call on a queue is recorded once it returned, a Pop's
-// entry before process runs (so the handler calls it makes follow),
-// a Pop that hands out nothing with what it returned; a queue that
+// TestFIFO: each call on a queue is recorded once it returned, a Pop
+// with its entry, after the handler calls processing made, a Pop that
+// hands out nothing with why; a queue that
 // takes bookmarks still does, wrapped.
 func TestFIFO(t *testing.T) {
 	rec := NewRecorder(t.Context())
@@ -423,8 +423,8 @@ func TestFIFO(t *testing.T) {
 	want := []string{
 		"Add configmap/a rv=1",
 		"Update configmap/a rv=2",
-		"Pop ns/a [Added configmap/a rv=1] [Updated configmap/a rv=2]",
 		"OnAdd     configmap/a rv=2  isInInitialList=false",
+		"Pop ns/a [Added configmap/a rv=1] [Updated configmap/a rv=2]",
 		"Close",
 		"Pop → ErrFIFOClosed: closed and empty",
 	}
