@@ -38,11 +38,12 @@ func main() { runner.MainInMemory("02-deltafifo", run) }
 // end (the runner's timeout), guard would close the queue, Pop fail.
 func run(ctx context.Context, out io.Writer) error {
 	for _, step := range []func(context.Context, io.Writer) error{
-		tutorial,     // Step 1
-		deletes,      // Step 2
-		knownObjects, // Step 3
-		realFIFO,     // Step 4
-		closing,      // Step 5
+		tutorial,        // Step 1
+		deletes,         // Step 2
+		knownObjects,    // Step 3
+		withoutReplaced, // Step 3, its end
+		realFIFO,        // Step 4
+		closing,         // Step 5
 	} {
 		if err := step(ctx, out); err != nil {
 			return err
@@ -193,7 +194,7 @@ func knownObjects(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	return withoutReplaced(ctx, out)
+	return nil
 }
 
 // withoutReplaced ends step 3: without EmitDeltaTypeReplaced
@@ -202,11 +203,13 @@ func knownObjects(ctx context.Context, out io.Writer) error {
 // the consumer holding the same pods.
 func withoutReplaced(ctx context.Context, out io.Writer) error {
 	fmt.Fprintln(out, "  The same relist without EmitDeltaTypeReplaced:")
+	// The consumer's store holds what the initial list gave it (a
+	// Store's Replace sets its contents in one call).
 	store := cache.NewStore(podKey)
-	for _, p := range []Pod{pod("pod-1", 1), pod("pod-2", 1), pod("pod-3", 1)} {
-		if err := store.Add(p); err != nil {
-			return err
-		}
+	if err := store.Replace([]any{
+		pod("pod-1", 1), pod("pod-2", 1), pod("pod-3", 1),
+	}, "10"); err != nil {
+		return err
 	}
 	fifo := cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
 		KeyFunction:  podKey,
