@@ -469,6 +469,10 @@ func describeStore(store cache.Store) string {
 	return strings.Join(parts, ", ")
 }
 
+// What the reflector does on its clock, for the trace's reflector lane
+// (its Lists, Watches and the events it receives are the tap's): its
+// backoffs and its resyncs, as the clock sees them.
+
 // recordBackoff records a wait of the reflector on its clock before it
 // watches again: a timer sets it, so the trace does not count it.
 func recordBackoff(d time.Duration, onFakeClock bool) {
@@ -561,7 +565,7 @@ func newTappedClock() *tappedClock {
 }
 
 func (clk *tappedClock) NewTimer(d time.Duration) clock.Timer {
-	t := newResyncTimer(clk.FakeClock.NewTimer(d), d) // observe.go
+	t := newResyncTimer(clk.FakeClock.NewTimer(d), d) // for the trace
 	select {
 	case clk.armed <- struct{}{}:
 	default: // already signalled
@@ -574,7 +578,7 @@ func (clk *tappedClock) After(d time.Duration) <-chan time.Time {
 	expected := clk.expect
 	clk.expect = false
 	clk.mu.Unlock()
-	recordBackoff(d, expected) // observe.go
+	recordBackoff(d, expected)
 	if !expected {
 		return clock.RealClock{}.After(d)
 	}
