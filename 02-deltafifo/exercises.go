@@ -22,7 +22,7 @@ import (
 // Exercise 3. drainBatches closes q, then calls q.PopBatch until it
 // returns cache.ErrFIFOClosed. It returns one line per PopBatch call:
 // "batch" or "single", for the function PopBatch called, then the
-// deltas it handed over, printed with describeDeltas (observe.go), e.g.
+// deltas it handed over, printed with show.Deltas (internal/show), e.g.
 //
 //	single [Updated pod-1 v2]
 func drainBatches(q cache.QueueWithBatch) ([]string, error) {

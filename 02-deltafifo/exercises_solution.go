@@ -11,6 +11,8 @@ import (
 	"errors"
 
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // Exercise 3. Close first: a closed queue still hands out what it
@@ -20,7 +22,7 @@ func drainBatches(q cache.QueueWithBatch) ([]string, error) {
 	q.Close()
 	var lines []string
 	batch := func(deltas []cache.Delta, _ bool) error {
-		lines = append(lines, "batch "+describeDeltas(deltas))
+		lines = append(lines, "batch "+show.Deltas(deltas))
 		return nil
 	}
 	single := func(obj any, _ bool) error {
@@ -28,7 +30,7 @@ func drainBatches(q cache.QueueWithBatch) ([]string, error) {
 		if !ok {
 			return errors.New("processSingle was handed no Deltas")
 		}
-		lines = append(lines, "single "+describeDeltas(deltas))
+		lines = append(lines, "single "+show.Deltas(deltas))
 		return nil
 	}
 	for {

@@ -18,6 +18,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // TestProcessDeltasMatchesInformer pins step 4's claim that the handler
@@ -212,3 +213,17 @@ func corePods(rv string, pods ...*corev1.Pod) *corev1.PodList {
 	}
 	return list
 }
+
+// handlerLog is an event handler that renders each call as the chapter
+// prints it (callLine), for the comparison above.
+type handlerLog func(line string)
+
+func (l handlerLog) OnAdd(obj any, isInInitialList bool) {
+	l(callLine(tap.HandlerCall{Method: "OnAdd", Obj: obj, InInitialList: isInInitialList}))
+}
+
+func (l handlerLog) OnUpdate(old, obj any) {
+	l(callLine(tap.HandlerCall{Method: "OnUpdate", Old: old, Obj: obj}))
+}
+
+func (l handlerLog) OnDelete(obj any) { l(callLine(tap.HandlerCall{Method: "OnDelete", Obj: obj})) }

@@ -16,7 +16,7 @@
 // internal/cachecopy holds the copies of newQueueFIFO's options and of
 // processDeltas, which client-go does not export; pod.go holds the
 // object queued and its key; observe.go only shows the queues at work
-// (a tap, the formatting) and guards them.
+// (the course's taps around each queue, the printing) and guards them.
 package main
 
 import (
@@ -38,11 +38,12 @@ func main() { runner.MainInMemory("02-deltafifo", run) }
 // end (the runner's timeout), guard would close the queue, Pop fail.
 func run(ctx context.Context, out io.Writer) error {
 	for _, step := range []func(context.Context, io.Writer) error{
-		tutorial,     // Step 1
-		deletes,      // Step 2
-		knownObjects, // Step 3
-		realFIFO,     // Step 4
-		closing,      // Step 5
+		tutorial,        // Step 1
+		deletes,         // Step 2
+		knownObjects,    // Step 3
+		withoutReplaced, // Step 3, its end
+		realFIFO,        // Step 4
+		closing,         // Step 5
 	} {
 		if err := step(ctx, out); err != nil {
 			return err
@@ -64,7 +65,7 @@ func tutorial(ctx context.Context, out io.Writer) error {
 		KeyFunction: podKey,
 	})
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo) // q prints each call; h stands in for handlers
+	q, h := observe(out, fifo) // q prints each call; h stands in for handlers
 	if err := tutorialCalls(q); err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func deletes(ctx context.Context, out io.Writer) error {
 		KeyFunction: podKey,
 	})
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	if err := deleteCalls(q); err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func knownObjects(ctx context.Context, out io.Writer) error {
 	})
 	// !-knownObjects
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 
 	// The first Replace is the initial list. HasSynced stays false
 	// until every key it queued has been popped, and each of those
@@ -193,7 +194,7 @@ func knownObjects(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	return withoutReplaced(ctx, out)
+	return nil
 }
 
 // withoutReplaced ends step 3: without EmitDeltaTypeReplaced
@@ -202,18 +203,20 @@ func knownObjects(ctx context.Context, out io.Writer) error {
 // the consumer holding the same pods.
 func withoutReplaced(ctx context.Context, out io.Writer) error {
 	fmt.Fprintln(out, "  The same relist without EmitDeltaTypeReplaced:")
+	// The consumer's store holds what the initial list gave it (a
+	// Store's Replace sets its contents in one call).
 	store := cache.NewStore(podKey)
-	for _, p := range []Pod{pod("pod-1", 1), pod("pod-2", 1), pod("pod-3", 1)} {
-		if err := store.Add(p); err != nil {
-			return err
-		}
+	if err := store.Replace([]any{
+		pod("pod-1", 1), pod("pod-2", 1), pod("pod-3", 1),
+	}, "10"); err != nil {
+		return err
 	}
 	fifo := cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
 		KeyFunction:  podKey,
 		KnownObjects: store,
 	})
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	printStore(out, store)
 	if err := relist(q); err != nil {
 		return err
@@ -299,7 +302,7 @@ func realFIFO(ctx context.Context, out io.Writer) error {
 	store := cache.NewStore(podKey)
 	fifo := cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))
 	defer guard(ctx, fifo)()
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	fmt.Fprintf(out, "  HasSynced=%v\n", q.HasSynced())
 	if err := initialList(q); err != nil {
 		return err
@@ -358,7 +361,7 @@ func replay(ctx context.Context, out io.Writer, calls func(cache.Queue) error, n
 	if err := calls(fifo); err != nil {
 		return err
 	}
-	q, h := tap(out, fifo)
+	q, h := observe(out, fifo)
 	for range n {
 		if _, err := q.Pop(process(store, h)); err != nil {
 			return err
@@ -384,7 +387,7 @@ func closing(_ context.Context, out io.Writer) error {
 		{"RealFIFO", cache.NewRealFIFOWithOptions(cachecopy.QueueOptions(Pod{}, podKey, store))},
 	} {
 		fmt.Fprintf(out, "  %s:\n", f.name)
-		q, h := tap(out, f.fifo)
+		q, h := observe(out, f.fifo)
 		// !+close
 		if err := q.Add(pod("pod-1", 1)); err != nil {
 			return err

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // popped is what one Pop handed to its process function.
@@ -48,7 +50,7 @@ func assertEmpty(t *testing.T, q cache.Queue) {
 	t.Helper()
 	q.Close()
 	_, err := q.Pop(func(obj any, _ bool) error {
-		t.Errorf("queue still held %s", describeDeltas(obj.(cache.Deltas)))
+		t.Errorf("queue still held %s", show.Deltas(obj.(cache.Deltas)))
 		return nil
 	})
 	if !errors.Is(err, cache.ErrFIFOClosed) {
@@ -100,7 +102,7 @@ func TestDeltaFIFODeleteDedup(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := describeDeltas(pop(t, q).deltas)
+		got := show.Deltas(pop(t, q).deltas)
 		want := "[Added pod-1 v1] [Deleted pod-1 v1] [Added pod-1 v3] [Deleted pod-1 v3]"
 		if got != want {
 			t.Errorf("deltas = %s, want %s", got, want)
@@ -118,7 +120,7 @@ func TestDeltaFIFODeleteDedup(t *testing.T) {
 		if err := q.Delete(pod("pod-1", 2)); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := describeDeltas(pop(t, q).deltas), "[Deleted pod-1 v2]"; got != want {
+		if got, want := show.Deltas(pop(t, q).deltas), "[Deleted pod-1 v2]"; got != want {
 			t.Errorf("deltas = %s, want %s", got, want)
 		}
 		assertEmpty(t, q)
@@ -137,7 +139,7 @@ func TestDeltaFIFODeleteDedup(t *testing.T) {
 		if err := q.Delete(pod("pod-1", 1)); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := describeDeltas(pop(t, q).deltas), "[Deleted pod-1 v1]"; got != want {
+		if got, want := show.Deltas(pop(t, q).deltas), "[Deleted pod-1 v1]"; got != want {
 			t.Errorf("deltas = %s, want %s", got, want)
 		}
 		assertEmpty(t, q)
@@ -152,7 +154,7 @@ func TestDeltaFIFODeleteDedup(t *testing.T) {
 		}
 		var got []string
 		for range 3 {
-			got = append(got, describeDeltas(pop(t, q).deltas))
+			got = append(got, show.Deltas(pop(t, q).deltas))
 		}
 		want := []string{"[Deleted pod-9 v1]", "[Deleted pod-1 v1]", "[Deleted pod-1 v1]"}
 		if !slices.Equal(got, want) {
@@ -185,12 +187,16 @@ func TestDeltaFIFOReplaceTombstones(t *testing.T) {
 			got := map[string]cache.Deltas{}
 			for range 3 {
 				d := pop(t, q).deltas
-				got[entryKey(d)] = d
+				key, err := podKey(d.Newest().Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[key] = d
 			}
 			assertEmpty(t, q)
 
 			if d := got["pod-1"]; len(d) != 1 || d[0].Type != cache.DeltaType(tc.want) {
-				t.Errorf("pod-1: %s, want one %s", describeDeltas(d), tc.want)
+				t.Errorf("pod-1: %s, want one %s", show.Deltas(d), tc.want)
 			}
 			// The tombstone's Obj is the last state the FIFO knew:
 			// the newest queued delta, else the KnownObjects entry.
@@ -198,7 +204,7 @@ func TestDeltaFIFOReplaceTombstones(t *testing.T) {
 			for k, obj := range wantTomb {
 				d := got[k].Newest()
 				if d == nil || d.Type != cache.Deleted {
-					t.Errorf("%s: %s, want a Deleted last", k, describeDeltas(got[k]))
+					t.Errorf("%s: %s, want a Deleted last", k, show.Deltas(got[k]))
 					continue
 				}
 				tomb, ok := d.Object.(cache.DeletedFinalStateUnknown)
@@ -273,7 +279,7 @@ func TestHasSynced(t *testing.T) {
 			t.Fatal("HasSynced before the initial list was popped")
 		}
 		p := pop(t, q)
-		if got, want := describeDeltas(p.deltas), "[ReplacedAll rv=1 pod-1 v1, pod-2 v1]"; got != want {
+		if got, want := show.Deltas(p.deltas), "[ReplacedAll rv=1 pod-1 v1, pod-2 v1]"; got != want {
 			t.Errorf("deltas = %s, want %s", got, want)
 		}
 		if !p.initial || p.synced || !q.HasSynced() {
@@ -300,7 +306,7 @@ func TestRealFIFOAtomicEntries(t *testing.T) {
 	}
 	var got []string
 	for range 5 {
-		got = append(got, describeDeltas(pop(t, q).deltas))
+		got = append(got, show.Deltas(pop(t, q).deltas))
 	}
 	want := []string{
 		"[Added pod-1 v1]",

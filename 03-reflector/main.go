@@ -16,9 +16,10 @@
 //
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
 // delta_fifo.go, listwatch.go, store.go; rest/request.go for the 429.
-// Beside main.go: tap.go, the window on the reflector's ListerWatcher
-// and clock; observe.go, what the chapter sees of the pipeline and
-// prints, and the faults it stages.
+// Beside main.go: observe.go, what the chapter sees of the pipeline and
+// prints, through the course's ListerWatcher tap (internal/tap) and a
+// fake clock that says when the reflector uses it, and the faults it
+// stages.
 package main
 
 import (
@@ -39,6 +40,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("03-reflector", run) }
@@ -64,7 +66,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// !+wiring
 	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(),
 		"pods", c.Namespace, fields.Everything())
-	clk := newTappedClock() // a fake clock (tap.go)
+	clk := newTappedClock() // a fake clock (observe.go)
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:         "pods",
 		ResyncPeriod: resyncPeriod,
@@ -111,6 +113,7 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 // pipeline is an informer without handlers, wired by hand: three
 // client-go parts and the two goroutines that run them.
 type pipeline struct {
+	listWatch *cache.ListWatch // what it lists and watches through
 	store     cache.Store
 	fifo      *cache.DeltaFIFO
 	reflector *cache.Reflector
@@ -123,7 +126,7 @@ type pipeline struct {
 // wire builds Store, DeltaFIFO and Reflector around a ListWatch. With
 // watchList false, the ListWatch opts out of watch-list.
 func wire(lw *cache.ListWatch, watchList bool, opts cache.ReflectorOptions) *pipeline {
-	p := &pipeline{cancel: func() {}} // until start
+	p := &pipeline{listWatch: lw, cancel: func() {}} // until start
 	// !+wire
 	// The Store is what the consumer knows. Its key function unwraps
 	// DeletedFinalStateUnknown, so a tombstone deletes the right key.
@@ -137,12 +140,14 @@ func wire(lw *cache.ListWatch, watchList bool, opts cache.ReflectorOptions) *pip
 		EmitDeltaTypeReplaced: true,
 	})
 
-	// The Reflector lists and watches through lw (tapped, so that the
-	// chapter sees what the server streams) and writes into the FIFO.
-	p.tap = &tap{ListWatch: lw}
-	var source cache.ListerWatcher = p.tap
+	// The Reflector lists and watches through lw, tapped so that the
+	// chapter sees each call and what each stream carries (the tap
+	// records them once the pipeline starts), and writes into the FIFO.
+	p.lw = tap.NewListerWatcher(lw, nil)
+	p.lw.Streams = true
+	var source cache.ListerWatcher = p.lw
 	if !watchList {
-		source = listThenWatch{p.tap}
+		source = listThenWatch{p.lw}
 	}
 	p.reflector = cache.NewReflectorWithOptions(source, &corev1.Pod{}, p.fifo, opts)
 	// !-wire
@@ -153,7 +158,7 @@ func wire(lw *cache.ListWatch, watchList bool, opts cache.ReflectorOptions) *pip
 // (wait.Group is how client-go's own controller starts its reflector).
 func (p *pipeline) start(ctx context.Context) {
 	ctx, p.cancel = context.WithCancel(ctx)
-	p.open(ctx) // the lines the tap and the Pop loop report on
+	p.open(ctx) // what the tap and the Pop loop report to
 	p.running.StartWithContext(ctx, p.reflector.RunWithContext)
 	p.popping.Start(func() { p.popErr = p.popLoop() })
 }
@@ -209,7 +214,7 @@ func (p *pipeline) stop() {
 	p.fifo.Close()
 	p.popping.Wait()
 	// !-stop
-	p.tap.wait() // and for every tapped stream
+	p.lw.Wait() // and for every tapped stream
 }
 
 // seedAndStart creates three pods, then starts the pipeline. The
@@ -244,7 +249,7 @@ func seedAndStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pip
 // resourceVersion.
 func twoWaysToStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	startStep(out, c, "Step 2. Opted out of watch-list: LIST, then WATCH from the list's resourceVersion")
-	classic := wire(p.tap.ListWatch, false, cache.ReflectorOptions{Name: "pods (list+watch)"})
+	classic := wire(p.listWatch, false, cache.ReflectorOptions{Name: "pods (list+watch)"})
 	classic.start(ctx)
 	defer classic.stop()
 	// Its two requests; its WATCH opening, and the 3 Replaced deltas
@@ -264,7 +269,7 @@ func twoWaysToStart(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 // reflector asks watchlist.DoesClientNotSupportWatchListSemantics when
 // it is built; this method is what that function looks for. (Fake
 // clientsets answer true the same way: informers over them LIST.)
-type listThenWatch struct{ *tap }
+type listThenWatch struct{ *tap.ListerWatcher }
 
 func (listThenWatch) IsWatchListSemanticsUnSupported() bool {
 	return true

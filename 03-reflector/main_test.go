@@ -16,6 +16,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -60,11 +61,7 @@ func TestVeryShortWatchRelists(t *testing.T) {
 
 	c.ResetRequests()
 	c.Faults().EndWatches() // the stream has carried nothing since sync
-	watched, err := p.watched.Await(ctx, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	popped, err := p.popped.Await(ctx, 1)
+	watched, popped, err := p.next(ctx, 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +140,7 @@ func TestRetryAfterNeverReachesTheReflector(t *testing.T) {
 	c.ResetRequests()
 	p.start(ctx)
 	defer p.stop()
-	watched, err := p.watched.Await(ctx, 3)
+	watched, err := p.watchLines(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +161,7 @@ func TestRetryAfterNeverReachesTheReflector(t *testing.T) {
 // asks watchlist.DoesClientNotSupportWatchListSemantics about the
 // ListerWatcher it is given.
 func TestWatchListOptOut(t *testing.T) {
-	tp := &tap{ListWatch: &cache.ListWatch{}}
+	tp := tap.NewListerWatcher(&cache.ListWatch{}, nil)
 	if watchlist.DoesClientNotSupportWatchListSemantics(tp) {
 		t.Error("the plain tap opts out of watch-list; it should not")
 	}

@@ -12,43 +12,64 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
-// What the chapter sees of a pipeline and prints: the lines the tap and
-// the Pop loop report, awaited in the order the lesson expects them, and
-// one line for each event, delta, pod and store; and the faults that
-// steps 4 to 6 stage, each said in one line. What the tap, the clock and
-// the Pop loop see is also recorded for --trace and --view
-// (internal/trace): the reflector, FIFO and store lanes. The FIFO lane
-// has the pops only: the reflector writes into the DeltaFIFO itself,
-// which main.go does not wrap.
+// What the chapter sees of a pipeline and prints, and the faults that
+// steps 4 to 6 stage, each said in one line. The reflector's
+// ListerWatcher is the course's tap (internal/tap): it records each
+// List and Watch the reflector makes, each event a stream carries and
+// each stream that ends under it, into the pipeline's recorder; the
+// Pop loop reports each delta it applied. A step awaits those, in the
+// order the lesson expects them, and prints one line for each event,
+// delta, pod and store. The trace (--trace, --view) gets the tap's
+// events on the reflector lane as the tap records them; the Pop loop's
+// pops and store writes on the FIFO and store lanes; the reflector's
+// backoffs and resyncs, as its clock sees them. The FIFO lane has the
+// pops only: the reflector writes into the DeltaFIFO itself, which
+// main.go does not wrap.
 
 // window is what the chapter sees of a pipeline: the tap on its
-// ListerWatcher and its clock (tap.go), and the lines they report on.
+// ListerWatcher, its clock, and what they and the Pop loop report.
 type window struct {
-	tap     *tap         // the reflector's ListerWatcher
-	clock   *tappedClock // the reflector's clock: steps 5 to 7 move it
-	watched *show.Lines  // what the watch streams carried, as the tap saw it
-	popped  *show.Lines  // what the Pop loop applied to the store
-	popErr  error        // why the Pop loop ended
-	holding bool         // the client holds the watch's bytes (holdWatch)
+	lw      *tap.ListerWatcher // the reflector's ListerWatcher, tapped
+	clock   *tappedClock       // the reflector's clock: steps 5 to 7 move it
+	rec     *tap.Recorder      // what the tap records, from start on
+	popped  *show.Feed[pop]    // what the Pop loop applied to the store
+	popErr  error              // why the Pop loop ended
+	holding bool               // the client holds the watch's bytes (holdWatch)
+
+	// How the tap's events are rendered: a watch-list's initial
+	// events are held until its bookmark, then printed sorted; lines
+	// rendered beyond what a step awaited wait for the next.
+	initial bool
+	held    []string
+	pending []string
 }
 
-// open makes the lines for a pipeline that starts: they stop accepting
-// lines when ctx ends, so a report never keeps the pipeline from
-// stopping.
+// pop is one delta the Pop loop applied, with the isInInitialList flag
+// Pop passed; or the error that process returned.
+type pop struct {
+	delta   cache.Delta
+	initial bool
+	err     error
+}
+
+// open makes the recorder and the feed for a pipeline that starts: they
+// stop accepting events when ctx ends, so a report never keeps the
+// pipeline from stopping.
 func (w *window) open(ctx context.Context) {
-	w.watched, w.popped = show.NewLines(ctx), show.NewLines(ctx)
-	w.tap.lines = w.watched
+	w.rec, w.popped = tap.NewRecorder(ctx), show.NewFeed[pop](ctx)
+	w.lw.Rec = w.rec
 }
 
 // observed wraps the Pop loop's process function: once process has
@@ -60,7 +81,7 @@ func (p *pipeline) observed(process cache.PopProcessFunc) cache.PopProcessFunc {
 	return func(obj any, isInInitialList bool) error {
 		writes := p.recordPop(obj, isInInitialList)
 		if err := process(obj, isInInitialList); err != nil {
-			p.popped.Send("error " + err.Error())
+			p.popped.Send(pop{err: err})
 			return err
 		}
 		for _, w := range writes {
@@ -68,7 +89,7 @@ func (p *pipeline) observed(process cache.PopProcessFunc) cache.PopProcessFunc {
 		}
 		deltas, _ := obj.(cache.Deltas) // process has checked the type
 		for _, d := range deltas {
-			p.popped.Send(describeDelta(d, isInInitialList))
+			p.popped.Send(pop{delta: d, initial: isInInitialList})
 		}
 		return nil
 	}
@@ -122,17 +143,65 @@ func (p *pipeline) recordPop(obj any, isInInitialList bool) []storeWrite {
 
 // next awaits the next n watch lines and m deltas, in arrival order,
 // except where client-go does not define one: the initial events of a
-// watch-list, which the reflector gathers in a map (the tap sorts them),
-// and the Replaced or Sync deltas that one Replace or Resync queues in
-// map order (sortRuns).
+// watch-list, which the reflector gathers in a map (watchLines sorts
+// them), and the Replaced or Sync deltas that one Replace or Resync
+// queues in map order (sortRuns).
 func (w *window) next(ctx context.Context, n, m int) (watched, popped []string, err error) {
-	if watched, err = w.watched.Await(ctx, n); err != nil {
+	if watched, err = w.watchLines(ctx, n); err != nil {
 		return nil, nil, err
 	}
-	if popped, err = w.popped.Await(ctx, m); err != nil {
+	pops, err := w.popped.Await(ctx, m)
+	if err != nil {
 		return nil, nil, err
 	}
-	return watched, sortRuns(popped, "Replaced", "Sync"), nil
+	return watched, popLines(sortRuns(pops, cache.Replaced, cache.Sync)), nil
+}
+
+// watchLines awaits the tap's events until they make n watch lines: a
+// watch that opened a stream, or was refused; each event a stream
+// carried; a stream that ended. A LIST is not a watch line (the
+// request log shows it).
+func (w *window) watchLines(ctx context.Context, n int) ([]string, error) {
+	for len(w.pending) < n {
+		e, err := w.rec.Next(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("waiting for watch line %d of %d (got %q): %w", len(w.pending)+1, n, w.pending, err)
+		}
+		w.pending = append(w.pending, w.render(e)...)
+	}
+	lines := w.pending[:n:n]
+	w.pending = w.pending[n:]
+	return lines, nil
+}
+
+// render is the watch lines one event of the tap makes: none for a
+// LIST, or for an initial event of a watch-list, which is held until
+// the bookmark that ends them (or an error) comes, and then printed
+// with the others, sorted.
+func (w *window) render(e tap.Event) []string {
+	switch e := e.(type) {
+	case tap.ListWatchCall:
+		switch {
+		case e.Method != "Watch":
+			return nil
+		case e.Err != nil:
+			return []string{describeWatchError(e.Err)}
+		}
+		w.initial = e.Options.SendInitialEvents != nil && *e.Options.SendInitialEvents
+		return []string{"(new stream)"}
+	case tap.WatchEvent:
+		if w.initial && e.Type == watch.Added {
+			w.held = append(w.held, describeEvent(e))
+			return nil
+		}
+		slices.Sort(w.held)
+		lines := append(w.held, describeEvent(e))
+		w.initial, w.held = false, nil
+		return lines
+	case tap.WatchEnded:
+		return []string{e.String()}
+	}
+	return nil
 }
 
 // printPipeline prints what came through the pipeline next: n watch
@@ -217,29 +286,44 @@ func printLines(out io.Writer, watched, popped []string) {
 	show.Print(out, "  pop    ", popped)
 }
 
-// sortRuns sorts each run of consecutive lines that begin with one of
-// the given delta types, and leaves every other line where it is.
-func sortRuns(lines []string, types ...string) []string {
-	of := func(l string) string { t, _, _ := strings.Cut(l, " "); return t }
-	for i := 0; i < len(lines); {
+// sortRuns sorts each run of consecutive deltas of one of the given
+// types by the line each prints, and leaves every other delta where it
+// is.
+func sortRuns(pops []pop, types ...cache.DeltaType) []pop {
+	of := func(p pop) cache.DeltaType { return p.delta.Type }
+	for i := 0; i < len(pops); {
 		j := i + 1
-		if slices.Contains(types, of(lines[i])) {
-			for j < len(lines) && of(lines[j]) == of(lines[i]) {
+		if pops[i].err == nil && slices.Contains(types, of(pops[i])) {
+			for j < len(pops) && pops[j].err == nil && of(pops[j]) == of(pops[i]) {
 				j++
 			}
-			slices.Sort(lines[i:j])
+			slices.SortFunc(pops[i:j], func(a, b pop) int { return strings.Compare(a.String(), b.String()) })
 		}
 		i = j
+	}
+	return pops
+}
+
+// popLines is what the Pop loop applied, one line per delta.
+func popLines(pops []pop) []string {
+	var lines []string
+	for _, p := range pops {
+		lines = append(lines, p.String())
 	}
 	return lines
 }
 
-// discard awaits n watch events and m deltas without printing them.
-func (w *window) discard(ctx context.Context, n, m int) error {
-	if _, err := w.watched.Await(ctx, n); err != nil {
-		return err
+// String is the delta as describeDelta shows it, or process's error.
+func (p pop) String() string {
+	if p.err != nil {
+		return "error " + p.err.Error()
 	}
-	_, err := w.popped.Await(ctx, m)
+	return describeDelta(p.delta, p.initial)
+}
+
+// discard awaits n watch lines and m deltas without printing them.
+func (w *window) discard(ctx context.Context, n, m int) error {
+	_, _, err := w.next(ctx, n, m)
 	return err
 }
 
@@ -247,10 +331,13 @@ func (w *window) discard(ctx context.Context, n, m int) error {
 // a replayed event or a duplicate delta would show up here.
 func (w *window) leftovers() error {
 	var extra []string
-	for _, l := range w.watched.Drain() {
+	for _, e := range w.rec.Drain() {
+		w.pending = append(w.pending, w.render(e)...)
+	}
+	for _, l := range append(w.pending, w.held...) {
 		extra = append(extra, "watch "+l)
 	}
-	for _, l := range w.popped.Drain() {
+	for _, l := range popLines(w.popped.Drain()) {
 		extra = append(extra, "pop "+l)
 	}
 	if len(extra) > 0 {
@@ -306,18 +393,13 @@ func relists(reqs []apiserver.Request) []apiserver.Request {
 	return out
 }
 
-// describeEvent is show.Event, with what this chapter looks for in an
-// event: whether a bookmark ends a watch-list's initial events, and
-// whether an ERROR is the 410 that makes the reflector relist.
-func describeEvent(ev watch.Event) string {
-	line := show.Event(ev)
-	switch obj := ev.Object.(type) {
-	case *corev1.Pod:
-		if ev.Type == watch.Bookmark && obj.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
-			line += "  " + metav1.InitialEventsAnnotationKey + "=true"
-		}
-	case *metav1.Status:
-		line += fmt.Sprintf(" (IsResourceExpired=%t)", apierrors.IsResourceExpired(apierrors.FromObject(obj)))
+// describeEvent is the tap's line for an event, with what this chapter
+// looks for in an ERROR: whether it is the 410 that makes the reflector
+// relist.
+func describeEvent(e tap.WatchEvent) string {
+	line := e.String()
+	if e.Type == watch.Error {
+		line += fmt.Sprintf(" (IsResourceExpired=%t)", apierrors.IsResourceExpired(apierrors.FromObject(e.Object)))
 	}
 	return line
 }
@@ -387,54 +469,9 @@ func describeStore(store cache.Store) string {
 	return strings.Join(parts, ", ")
 }
 
-// The reflector lane of the trace: what the reflector asks its
-// ListerWatcher for, and what it is told, as the tap sees it; its
-// backoffs and resyncs, as its clock sees them.
-
-// recordReflector records one thing the reflector did on the trace's
-// reflector lane; fn is the client-go function that did it. Not once
-// ctx, the reflector's, has ended: what a stopped reflector's watch
-// does then (an ERROR, an end) races with its stop, and the text
-// output leaves it out too.
-func recordReflector(ctx context.Context, verb, text, fn string) {
-	if ctx.Err() != nil {
-		return
-	}
-	trace.Record(trace.Event{Lane: trace.Reflector, Verb: verb, Text: text, Func: fn}, nil)
-}
-
-// recordWatch records a watch the reflector asks for: a watch-list
-// (sendInitialEvents), which after a 410 is its relist, or a watch from
-// a resourceVersion.
-func (t *tap) recordWatch(ctx context.Context, opts metav1.ListOptions, initial bool) {
-	if !trace.On() {
-		return
-	}
-	rv := "resourceVersion=" + opts.ResourceVersion
-	switch {
-	case initial && t.expired.Swap(false):
-		recordReflector(ctx, "relist", "after the 410: a watch-list not older than "+rv, "cache.(*Reflector).watchList")
-	case initial && opts.ResourceVersion == "":
-		recordReflector(ctx, "watch-list", "initial events, then changes, on one stream", "cache.(*Reflector).watchList")
-	case initial:
-		recordReflector(ctx, "watch-list", "not older than "+rv, "cache.(*Reflector).watchList")
-	default:
-		recordReflector(ctx, "watch", "from "+rv, "cache.(*Reflector).watch")
-	}
-}
-
-// recordError records an ERROR event the tap passes to the reflector;
-// after a 410 Expired the reflector's next watch-list is a relist.
-func (t *tap) recordError(ctx context.Context, ev watch.Event) {
-	if ev.Type != watch.Error || !trace.On() {
-		return
-	}
-	err := apierrors.FromObject(ev.Object)
-	if apierrors.IsResourceExpired(err) {
-		t.expired.Store(true)
-	}
-	recordReflector(ctx, "watch ended", "an ERROR event: "+err.Error(), "cache.handleAnyWatch")
-}
+// What the reflector does on its clock, for the trace's reflector lane
+// (its Lists, Watches and the events it receives are the tap's): its
+// backoffs and its resyncs, as the clock sees them.
 
 // recordBackoff records a wait of the reflector on its clock before it
 // watches again: a timer sets it, so the trace does not count it.
@@ -490,4 +527,103 @@ func (r *resyncTimer) C() <-chan time.Time { return r.c }
 func (r *resyncTimer) Stop() bool {
 	r.once.Do(func() { close(r.stopped) })
 	return r.Timer.Stop()
+}
+
+// The reflector's clock.
+
+// tappedClock is a fake clock for the reflector that also says when the
+// reflector uses it for one of two things:
+//   - NewTimer arms the resync timer: that is the only timer a reflector
+//     makes with NewTimer (reflector.go resyncChan). Step 6 waits for
+//     it, once the relist is done; step 7 then steps the clock, instead
+//     of sleeping for the resync period.
+//   - After is how the reflector waits its backoff before it watches
+//     again after a 429 or a refused connection (reflector.go watch and
+//     watchList). Once step 5 has said that it expects such a wait
+//     (expectBackoff), After waits on the fake clock and reports how
+//     long; the step then moves the clock by exactly that.
+//
+// An After that no step expects waits real time: a 429 the chapter did
+// not stage (on a real cluster, from the server's flow control, once the
+// rest client has used up its Retry-After retries) backs off the 10 ms
+// the reflector asks for, instead of stalling it until the chapter's
+// time limit.
+type tappedClock struct {
+	*clocktesting.FakeClock
+	armed  chan struct{}
+	after  chan time.Duration
+	mu     sync.Mutex
+	expect bool // the next After waits on the fake clock
+}
+
+func newTappedClock() *tappedClock {
+	return &tappedClock{
+		FakeClock: clocktesting.NewFakeClock(apiserver.FixedTime),
+		armed:     make(chan struct{}, 1),
+		after:     make(chan time.Duration, 1),
+	}
+}
+
+func (clk *tappedClock) NewTimer(d time.Duration) clock.Timer {
+	t := newResyncTimer(clk.FakeClock.NewTimer(d), d) // for the trace
+	select {
+	case clk.armed <- struct{}{}:
+	default: // already signalled
+	}
+	return t
+}
+
+func (clk *tappedClock) After(d time.Duration) <-chan time.Time {
+	clk.mu.Lock()
+	expected := clk.expect
+	clk.expect = false
+	clk.mu.Unlock()
+	recordBackoff(d, expected)
+	if !expected {
+		return clock.RealClock{}.After(d)
+	}
+	ch := clk.FakeClock.After(d) // the waiter exists before we tell
+	clk.after <- d               // room for one: expectBackoff emptied it
+	return ch
+}
+
+// expectBackoff makes the reflector's next After wait on the fake clock,
+// for awaitAfter to report.
+func (clk *tappedClock) expectBackoff() {
+	clk.mu.Lock()
+	defer clk.mu.Unlock()
+	clk.expect = true
+	select {
+	case <-clk.after: // an earlier wait never collected
+	default:
+	}
+}
+
+// forgetArmed forgets that a resync timer was armed.
+func (clk *tappedClock) forgetArmed() {
+	select {
+	case <-clk.armed:
+	default:
+	}
+}
+
+// awaitArmed returns once the reflector has armed a resync timer.
+func (clk *tappedClock) awaitArmed(ctx context.Context) error {
+	select {
+	case <-clk.armed:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the resync timer: %w", ctx.Err())
+	}
+}
+
+// awaitAfter returns how long the reflector waits on the clock, once it
+// waits (after expectBackoff).
+func (clk *tappedClock) awaitAfter(ctx context.Context) (time.Duration, error) {
+	select {
+	case d := <-clk.after:
+		return d, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("waiting for the reflector's backoff: %w", ctx.Err())
+	}
 }

@@ -19,6 +19,7 @@
 //	Requests(reqs, keep)                         the request log as lines, METHOD path?query
 //	Event(ev), Pod(pod), Frame(frame)            a watch event, a pod, a wire frame, one line
 //	Describe(obj)                                an object: configmap/web rv=2
+//	List(objs), Deltas(deltas)                   objects; a queue's entry
 package show
 
 import (
@@ -233,11 +234,51 @@ func Describe(obj any) string {
 		return fmt.Sprintf("DeletedFinalStateUnknown key=%s, last known %s", o.Key, Describe(o.Obj))
 	}
 	m, err := meta.Accessor(obj)
+	if s, ok := obj.(fmt.Stringer); ok && err != nil && !fromKubernetes(obj) {
+		return s.String() // an object of the course's own (02's Pod)
+	}
 	if err != nil {
 		return fmt.Sprintf("a %T", obj)
 	}
 	kind := reflect.Indirect(reflect.ValueOf(obj)).Type().Name()
 	return fmt.Sprintf("%s/%s rv=%s", strings.ToLower(kind), m.GetName(), m.GetResourceVersion())
+}
+
+// List describes objects in the order given: "pod-1 v1, pod-2 v1".
+func List(objs []any) string {
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		names[i] = Describe(o)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Deltas describes a queue's entry, its deltas oldest first:
+// "[Added pod-1 v1] [Updated pod-1 v2]". A RealFIFO's whole-list entry
+// shows what it holds: "[ReplacedAll rv=20 pod-1 v3, pod-2 v1]",
+// "[SyncAll]", "[Bookmark rv=25]".
+func Deltas(deltas cache.Deltas) string {
+	parts := make([]string, len(deltas))
+	for i, d := range deltas {
+		var what string
+		switch o := d.Object.(type) {
+		case cache.ReplacedAllInfo:
+			what = "rv=" + o.ResourceVersion + " " + List(o.Objects)
+		case cache.BookmarkInfo:
+			what = "rv=" + o.ResourceVersion
+		case cache.SyncAllInfo:
+		default:
+			what = Describe(o)
+		}
+		parts[i] = "[" + strings.TrimSpace(fmt.Sprintf("%s %s", d.Type, what)) + "]"
+	}
+	return strings.Join(parts, " ")
+}
+
+// fromKubernetes reports whether obj's type is k8s.io's (whose
+// generated String methods dump every field).
+func fromKubernetes(obj any) bool {
+	return strings.HasPrefix(reflect.Indirect(reflect.ValueOf(obj)).Type().PkgPath(), "k8s.io/")
 }
 
 // Pod is one line for a pod: its name, phase and resourceVersion, and

@@ -143,3 +143,19 @@ func TestFeed(t *testing.T) {
 		t.Error("Next after ctx ended: no error")
 	}
 }
+
+// stringer is an object of the course's own, as 02's Pod.
+type stringer struct{ name string }
+
+func (s stringer) String() string { return s.name + " v1" }
+
+// TestDescribeStringer: an object without metadata of the course's own
+// is described by its String method; one of k8s.io's, by its type.
+func TestDescribeStringer(t *testing.T) {
+	if got := Describe(stringer{"pod-1"}); got != "pod-1 v1" {
+		t.Errorf("Describe(stringer) = %q", got)
+	}
+	if got := Describe(&metav1.Status{Code: 410}); got != "a *v1.Status" {
+		t.Errorf("Describe(Status) = %q", got)
+	}
+}

@@ -113,6 +113,9 @@ func (c HandlerCall) text() string {
 		return fmt.Sprintf("%s  isInInitialList=%t", show.Describe(c.Obj), c.InInitialList)
 	case "OnUpdate":
 		s := fmt.Sprintf("%s -> rv=%s", show.Describe(c.Old), resourceVersion(c.Obj))
+		if _, err := meta.Accessor(c.Obj); err != nil { // no resourceVersion: 02's Pod
+			s = fmt.Sprintf("%s -> %s", show.Describe(c.Old), show.Describe(c.Obj))
+		}
 		if c.Same() {
 			s += "  (old == new)"
 		}

@@ -3,6 +3,7 @@ package tap
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,11 @@ import (
 type ListerWatcher struct {
 	LW  cache.ListerWatcherWithContext
 	Rec *Recorder
+	// Streams, if set, has each stream a Watch opened recorded too:
+	// the events it carries and its end (Watch). Wait returns once
+	// every stream relayed so has ended.
+	Streams bool
+	streams sync.WaitGroup
 	// watchListUnsupported is what the wrapped ListerWatcher says of
 	// itself (IsWatchListSemanticsUnSupported).
 	watchListUnsupported bool
@@ -65,8 +71,16 @@ func (t *ListerWatcher) ListWithContext(ctx context.Context, o metav1.ListOption
 func (t *ListerWatcher) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	w, err := t.LW.WatchWithContext(ctx, o)
 	t.Rec.record(ListWatchCall{Method: "Watch", Options: o, Err: err})
-	return w, err
+	if err != nil || !t.Streams {
+		return w, err
+	}
+	t.streams.Add(1)
+	return NewWatch(ctx, w, t.Rec, t.streams.Done), nil
 }
+
+// Wait returns once every stream relayed for Streams has ended: the
+// consumer stopped it, or it ended on its own and was read to its end.
+func (t *ListerWatcher) Wait() { t.streams.Wait() }
 
 // List and Watch are the deprecated context-less methods that
 // cache.ListerWatcher still requires; a v0.37 reflector does not call them.

@@ -8,6 +8,8 @@
 //	Queue[T]  a workqueue.TypedRateLimitingInterface[T]: Add, Get, Done, …
 //	ListerWatcher  a cache.ListerWatcher: List, Watch
 //	Transform a cache.TransformFunc: each object an informer queues
+//	Watch     a watch.Interface: the events a stream carries, its end
+//	          (a ListerWatcher with Streams set wraps each stream in one)
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
 //
@@ -38,7 +40,8 @@ import (
 )
 
 // Event is one call a tap saw: a HandlerCall, a QueueCall, a
-// ListWatchCall, a Transformed, a Request, or Held (a call a step holds).
+// ListWatchCall, a WatchEvent, a WatchEnded, a Transformed, a Request, or
+// Held (a call a step holds).
 type Event interface {
 	// Trace is the event as the trace's lanes show it, and the object
 	// it carried (nil if none).
@@ -48,8 +51,9 @@ type Event interface {
 // Recorder receives the taps' events, in the order the taps recorded
 // them, for the step that awaits them; and records each on the trace.
 type Recorder struct {
-	feed *show.Feed[Event]
-	done <-chan struct{}
+	feed   *show.Feed[Event]
+	done   <-chan struct{}
+	follow func(Event) // set by Follow
 
 	mu    sync.Mutex
 	holds []*Gate
@@ -132,6 +136,11 @@ func HandlerCalls(events []Event) []HandlerCall {
 	return got
 }
 
+// Record records an event a step makes itself, for what no tap sees:
+// a call that could not be made (02's bookmark, which a DeltaFIFO has
+// no method to take). It goes where the taps' events go.
+func (r *Recorder) Record(e Event) { r.emit(e) }
+
 // record is what every tap calls once per call: the trace gets the
 // event, the feed gets it, and if a step holds calls like it, the tap's
 // goroutine waits here until the step releases it (holdAt).
@@ -140,14 +149,27 @@ func (r *Recorder) record(e Event) {
 	r.holdAt(e)
 }
 
-// emit records e on the trace and sends it to the step.
+// emit records e on the trace and sends it to the step (or hands it to
+// the step's follower).
 func (r *Recorder) emit(e Event) {
 	if trace.On() {
 		te, obj := e.Trace()
 		trace.Record(te, obj)
 	}
+	if r.follow != nil {
+		r.follow(e)
+		return
+	}
 	r.feed.Send(e)
 }
+
+// Follow hands each event the recorder gets from now on to f, as it
+// gets it: on the goroutine of the call the tap saw, before that call
+// returns; such events are not kept for Await, Next or Drain. It is
+// for a chapter whose calls all run on its own goroutine (02's queues,
+// in memory, with no informer), to print each call where it is made.
+// Call it before the taps record; f must not block.
+func (r *Recorder) Follow(f func(Event)) { r.follow = f }
 
 // holdAt makes the tap's goroutine wait, after a Held event, if a gate
 // holds e; it returns at once otherwise.

@@ -2,16 +2,20 @@ package tap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -349,5 +353,170 @@ func TestTransform(t *testing.T) {
 	if first.Obj.(*corev1.ConfigMap).Data != nil || first.Out.(*corev1.ConfigMap).Data == nil {
 		t.Errorf("recorded given %v, returned %v; want the object as given, then as edited",
 			first.Obj, first.Out)
+	}
+}
+
+// TestWatch: each event a stream carries is recorded before the
+// consumer gets it; an end is recorded only if the consumer still read
+// the stream and it carried no ERROR; a stopped stream is not relayed.
+func TestWatch(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	relayed := func(w *Watch) []string {
+		var got []string
+		for ev := range w.ResultChan() {
+			got = append(got, string(ev.Type))
+		}
+		return got
+	}
+
+	// The stream ends under its consumer: recorded.
+	fw := watch.NewFake()
+	var ended sync.WaitGroup
+	ended.Add(3)
+	w := NewWatch(t.Context(), fw, rec, ended.Done)
+	go func() {
+		fw.Add(cm("a", "1"))
+		fw.Action(watch.Bookmark, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2",
+			Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})
+		fw.Stop()
+	}()
+	if got := relayed(w); !slices.Equal(got, []string{"ADDED", "BOOKMARK"}) {
+		t.Errorf("relayed %q", got)
+	}
+
+	// An ERROR, then the end: the ERROR was the end.
+	fw = watch.NewFake()
+	w = NewWatch(t.Context(), fw, rec, ended.Done)
+	go func() {
+		fw.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"})
+		fw.Stop()
+	}()
+	relayed(w)
+
+	// The consumer stops the stream: no end, nothing more relayed.
+	fw = watch.NewFake()
+	w = NewWatch(t.Context(), fw, rec, ended.Done)
+	w.Stop()
+	if got := relayed(w); len(got) != 0 {
+		t.Errorf("a stopped watch relayed %q", got)
+	}
+	ended.Wait()
+
+	got := strs(rec.Drain())
+	want := []string{
+		"ADDED     configmap/a rv=1",
+		"BOOKMARK  configmap/ rv=2  k8s.io/initial-events-end=true",
+		"(stream ended)",
+		"ERROR     410 Expired: too old",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded\n%q, want\n%q", got, want)
+	}
+}
+
+// TestListerWatcherStreams: with Streams set, a Watch's stream is
+// relayed and recorded after the Watch call itself; Wait returns once
+// it has ended.
+func TestListerWatcherStreams(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	fw := watch.NewFake()
+	lw := NewListerWatcher(&cache.ListWatch{
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return fw, nil },
+	}, rec)
+	lw.Streams = true
+	w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fw.Modify(cm("a", "6"))
+	<-w.ResultChan()
+	w.Stop()
+	lw.Wait()
+	got := strs(rec.Drain())
+	if len(got) != 2 || got[0] != `Watch(resourceVersion="5")` || !strings.HasPrefix(got[1], "MODIFIED") {
+		t.Errorf("recorded %q", got)
+	}
+}
+
+// TestWatchAfterContextEnds: what a stream carries once the Watch
+// call's context ended is relayed, not recorded, nor is its end: a
+// stopping reflector's stream makes up an ERROR as it closes.
+func TestWatchAfterContextEnds(t *testing.T) {
+	leakcheck.Verify(t)
+	rec := NewRecorder(t.Context())
+	ctx, cancel := context.WithCancel(t.Context())
+	fw := watch.NewFake()
+	w := NewWatch(ctx, fw, rec, nil)
+	cancel()
+	go func() {
+		fw.Error(&metav1.Status{Code: 500, Message: "context canceled"})
+		fw.Stop()
+	}()
+	var relayed int
+	for range w.ResultChan() {
+		relayed++
+	}
+	if relayed != 1 {
+		t.Errorf("relayed %d events, want 1", relayed)
+	}
+	if got := rec.Drain(); len(got) != 0 {
+		t.Errorf("recorded %q", strs(got))
+	}
+}
+
+// TestFIFO: each call on a queue is recorded once it returned, a Pop
+// with its entry, after the handler calls processing made, a Pop that
+// hands out nothing with why; a queue that
+// takes bookmarks still does, wrapped.
+func TestFIFO(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	var got []string
+	rec.Follow(func(e Event) { got = append(got, fmt.Sprint(e)) })
+	q := NewFIFO(cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc}), rec, nil)
+	if _, ok := q.(cache.ReflectorBookmarkStore); ok {
+		t.Error("a wrapped DeltaFIFO takes bookmarks")
+	}
+	h := Handler{Rec: rec}
+	_ = q.Add(cm("a", "1"))
+	_ = q.Update(cm("a", "2"))
+	if _, err := q.Pop(func(obj any, initial bool) error {
+		h.OnAdd(obj.(cache.Deltas).Newest().Object, initial)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	if _, err := q.Pop(func(any, bool) error { return nil }); !errors.Is(err, cache.ErrFIFOClosed) {
+		t.Errorf("Pop on a closed queue: %v", err)
+	}
+	want := []string{
+		"Add configmap/a rv=1",
+		"Update configmap/a rv=2",
+		"OnAdd     configmap/a rv=2  isInInitialList=false",
+		"Pop ns/a [Added configmap/a rv=1] [Updated configmap/a rv=2]",
+		"Close",
+		"Pop → ErrFIFOClosed: closed and empty",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded\n%q, want\n%q", got, want)
+	}
+	if rest := rec.Drain(); len(rest) != 0 {
+		t.Errorf("followed events were kept too: %q", strs(rest))
+	}
+
+	real := NewFIFO(cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc,
+		KnownObjects: cache.NewStore(cache.MetaNamespaceKeyFunc)}), rec, nil)
+	b, ok := real.(cache.ReflectorBookmarkStore)
+	if !ok {
+		t.Fatal("a wrapped RealFIFO does not take bookmarks")
+	}
+	got = nil
+	if err := b.Bookmark("7"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"Bookmark rv 7"}) {
+		t.Errorf("recorded %q", got)
 	}
 }

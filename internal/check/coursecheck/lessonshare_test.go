@@ -34,12 +34,12 @@ const lessonTarget = 55
 // Until issue 33 the floors were main.go's alone; they were recounted
 // over all of each chapter's lesson files when the count changed. A
 // floor under lessonTarget is a chapter whose other files pull it under
-// the target (03's tap.go, 04's pods.go, 07's objects.go, 08's
+// the target (04's pods.go, 07's objects.go, 08's
 // counter.go, 09's measure.go): work left, not a new target.
 var lessonFloor = map[string]int{
 	"01-watch":              58,
 	"02-deltafifo":          57,
-	"03-reflector":          40,
+	"03-reflector":          56,
 	"04-indexer":            48,
 	"06-factory":            61,
 	"07-controller":         54,
