@@ -9,6 +9,7 @@
 //	ListerWatcher  a cache.ListerWatcher: List, Watch
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
+//	LeaderCallbacks  a leader elector's leaderelection.LeaderCallbacks
 //
 // Open one and you read client-go's interface, method by method, each
 // with one line that records it. The fourth way in, the chapters'
@@ -48,6 +49,7 @@ type Event interface {
 type Recorder struct {
 	feed *show.Feed[Event]
 	done <-chan struct{}
+	name string // a Named recorder's: its events come as From
 
 	mu    sync.Mutex
 	holds []*Gate
@@ -112,6 +114,9 @@ func (r *Recorder) record(e Event) {
 
 // emit records e on the trace and sends it to the step.
 func (r *Recorder) emit(e Event) {
+	if r.name != "" {
+		e = From{Name: r.name, Event: e}
+	}
 	if trace.On() {
 		te, obj := e.Trace()
 		trace.Record(te, obj)
