@@ -56,9 +56,5 @@ func (c LeaderCall) String() string {
 // Trace is the call on the workers' lane: leading is what lets a
 // replica's worker work.
 func (c LeaderCall) Trace() (trace.Event, any) {
-	fn := "leaderelection.(*LeaderElector).Run"
-	if c.Method == "OnNewLeader" {
-		fn = "leaderelection.(*LeaderElector).maybeReportTransition"
-	}
-	return trace.Event{Lane: trace.Workers, Verb: c.Method, Text: c.Identity, Func: fn}, nil
+	return trace.Event{Lane: trace.Workers, Verb: c.Method, Text: c.Identity}, nil
 }

@@ -49,7 +49,8 @@ type Event interface {
 type Recorder struct {
 	feed *show.Feed[Event]
 	done <-chan struct{}
-	name string // a Named recorder's: its events come as From
+	name string    // a Named recorder's: its events come as From
+	self *Recorder // a Named recorder, for From
 
 	mu    sync.Mutex
 	holds []*Gate
@@ -115,7 +116,7 @@ func (r *Recorder) record(e Event) {
 // emit records e on the trace and sends it to the step.
 func (r *Recorder) emit(e Event) {
 	if r.name != "" {
-		e = From{Name: r.name, Event: e}
+		e = From{Name: r.name, Rec: r.self, Event: e}
 	}
 	if trace.On() {
 		te, obj := e.Trace()
