@@ -342,3 +342,23 @@ func TestLeaderCallbacks(t *testing.T) {
 		t.Errorf("passed on %q", passed)
 	}
 }
+
+// TestRender: the lines a chapter renders from events, the others
+// skipped.
+func TestRender(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	q := Queue[string]{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]()), Rec: rec}
+	defer q.ShutDown()
+	q.Add("x")
+	q.Get()
+	q.Done("x")
+	adds := rec.Render(func(e Event) (string, bool) {
+		c, ok := e.(QueueCall)
+		return "queue." + c.String(), ok && c.Method != "Get"
+	})
+	got, err := adds.Await(t.Context(), 2)
+	if err != nil || !slices.Equal(got, []string{"queue.Add(x)", "queue.Done(x)"}) {
+		t.Errorf("rendered %q, %v", got, err)
+	}
+}
