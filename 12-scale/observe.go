@@ -70,8 +70,6 @@ func (p *pods) Set(s string) error {
 	return nil
 }
 
-// printSync prints how an informer synced: the requests it made and how
-// many pods it holds.
 // sawSyncRequests awaits what the informer's tapped ListerWatcher
 // records of its first sync: a watch-list's one Watch, or an opted-out
 // reflector's List, then its Watch. It is false if ctx ended first.
@@ -84,6 +82,8 @@ func sawSyncRequests(ctx context.Context, rec *tap.Recorder, watchList bool) boo
 	return err == nil
 }
 
+// printSync prints how an informer synced: the requests it made and how
+// many pods it holds.
 func printSync(out io.Writer, watchList bool, held int, reqs []apiserver.Request) {
 	how := "LIST, then WATCH"
 	if watchList {
