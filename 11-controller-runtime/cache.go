@@ -24,6 +24,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // lazyCache starts a cache: nothing is listed until the first read of
@@ -154,8 +155,8 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	lines := show.NewLines(ctx)
-	reg, err := informer.AddEventHandler(reporter(lines))
+	rec := tap.NewRecorder(ctx) // the course's tap: records each call
+	reg, err := informer.AddEventHandler(tap.Handler{Rec: rec})
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,9 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	indexer := informer.(toolscache.SharedIndexInformer).GetIndexer()
 	// !-informer
 	fmt.Fprintf(out, "  GetInformer: %T, HasSynced %t\n", informer, informer.HasSynced())
-	show.Sorted(ctx, out, "  a handler added now gets the cache as adds:", "    ", lines, 2)
+	if err := show.Sorted(ctx, out, "  a handler added now gets the cache as adds:", "    ", rec.Render(addLine), 2); err != nil {
+		return err
+	}
 
 	// The object in the indexer, then two reads of it: one with the
 	// deep copy a Get makes by default, one without, each edited.

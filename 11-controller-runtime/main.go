@@ -12,7 +12,8 @@
 // The lesson is in three files by what they teach: cache.go (steps 1-3),
 // client.go (steps 4 and 5) and reconciler.go (step 6); objects.go holds
 // the objects the steps act on. observe.go holds what only shows them at
-// work (a handler and a workqueue that report, the hold on the
+// work (the lines rendered from what the course's taps record of a
+// handler and of the controller's workqueue, the hold on the
 // reconciler, the printing).
 package main
 

@@ -2,8 +2,9 @@ package main
 
 // What the chapter needs to *show* controller-runtime at work, and
 // nothing of what it teaches: a wait for a write to reach the cache, the
-// hold on the reconciler, a handler that reports, a workqueue that
-// reports its calls, and the printing of objects and of the request log.
+// hold on the reconciler, the lines rendered from what the course's taps
+// (internal/tap) record of a handler and of the controller's workqueue,
+// and the printing of objects and of the request log.
 // The caches, clients, manager, controller and reconciler, and every
 // call made on them, are in the lesson files: cache.go, client.go and
 // reconciler.go.
@@ -21,7 +22,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,6 +29,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
@@ -47,6 +48,12 @@ var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
 // at obj's resourceVersion: a write reaches the cache only through the
 // watch, some time after the write returned. A handler added now is
 // handed what the cache holds, then what the watch brings.
+//
+// It is a wait, not something the chapter shows, so its handler is not
+// the course's tap, which would put its calls on the trace: whether the
+// watch brings the write before the handler is added (one OnAdd, at the
+// new resourceVersion) or after (an OnAdd, then an OnUpdate) differs
+// from run to run.
 func awaitCached(ctx context.Context, crc crcache.Cache, obj client.Object) error {
 	inf, err := crc.GetInformer(ctx, obj)
 	if err != nil {
@@ -137,73 +144,71 @@ func (h *heldReconciler) let(ctx context.Context, err error) {
 	}
 }
 
-// reporter is a handler that reports each add.
-func reporter(lines *show.Lines) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{AddFunc: func(obj any, initial bool) {
-		if cm, ok := obj.(*corev1.ConfigMap); ok {
-			if trace.On() {
-				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnAdd",
-					Text: fmt.Sprintf("configmap/%s isInInitialList=%t", cm.Name, initial),
-					Func: "cache.(*processorListener).run"}, cm)
-			}
-			lines.Sendf("OnAdd configmap/%s %s isInInitialList=%t", cm.Name, describe(cm), initial)
-		}
-	}}
-}
-
-// recordingQueue is the controller's workqueue, reporting the calls the
-// controller makes on it. Each is reported at a point that keeps the
-// lines in the order the calls take effect.
-type recordingQueue struct {
-	workqueue.TypedRateLimitingInterface[reconcile.Request]
-	lines *show.Lines
-}
-
-func recording(q workqueue.TypedRateLimitingInterface[reconcile.Request], lines *show.Lines) recordingQueue {
-	return recordingQueue{q, lines}
-}
-
-func (q recordingQueue) Add(req reconcile.Request) {
-	q.TypedRateLimitingInterface.Add(req) // reported once added: a burst is all in
-	traceQueue("Add", req, "workqueue.(*Typed[T]).Add")
-	q.lines.Sendf("queue.Add(%s)", req.Name)
-}
-
-func (q recordingQueue) AddRateLimited(req reconcile.Request) {
-	traceQueue("AddRateLimited", req, "workqueue.(*rateLimitingType[T]).AddRateLimited")
-	q.lines.Sendf("queue.AddRateLimited(%s): back in after the limiter's delay", req.Name)
-	q.TypedRateLimitingInterface.AddRateLimited(req)
-}
-
-func (q recordingQueue) Forget(req reconcile.Request) {
-	traceQueue("Forget", req, "workqueue.(*rateLimitingType[T]).Forget")
-	q.lines.Sendf("queue.Forget(%s)", req.Name)
-	q.TypedRateLimitingInterface.Forget(req)
-}
-
-func (q recordingQueue) Done(req reconcile.Request) {
-	traceQueue("Done", req, "workqueue.(*Typed[T]).Done")
-	q.lines.Sendf("queue.Done(%s)", req.Name) // before: Done may hand it out again
-	q.TypedRateLimitingInterface.Done(req)
-}
-
-// Get is the queue's Get, recorded on the trace's workqueue lane only
-// (the chapter prints the Reconcile that follows it): the controller's
-// worker takes a request. The Get that ends with the queue's shutdown
-// hands out nothing and is not recorded.
-func (q recordingQueue) Get() (reconcile.Request, bool) {
-	req, shutdown := q.TypedRateLimitingInterface.Get()
-	if !shutdown {
-		traceQueue("Get", req, "workqueue.(*Typed[T]).Get")
+// addLine renders a handler's OnAdd of a ConfigMap, as the tap
+// recorded it: "OnAdd configmap/web mode=v1 rv=2 isInInitialList=true".
+func addLine(e tap.Event) (string, bool) {
+	call, ok := e.(tap.HandlerCall)
+	if !ok || call.Method != "OnAdd" {
+		return "", false
 	}
-	return req, shutdown
+	cm, ok := call.Obj.(*corev1.ConfigMap)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("OnAdd configmap/%s %s isInInitialList=%t", cm.Name, describe(cm), call.InInitialList), true
 }
 
-// traceQueue records a call on the controller's queue on the trace's
-// workqueue lane.
-func traceQueue(verb string, req reconcile.Request, fn string) {
-	if trace.On() {
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: req.String(), Key: req.String(), Func: fn}, nil)
+// queueCall renders a call the controller made on its queue, as the
+// tap recorded it: "queue.Add(web)". Its Gets are not printed (the
+// reconcile that follows each is), nor is the queue's shutdown.
+func queueCall(e tap.Event) (string, bool) {
+	call, ok := e.(tap.QueueCall)
+	req, isReq := call.Item.(reconcile.Request)
+	if !ok || !isReq || call.Method == "Get" {
+		return "", false
+	}
+	if call.Method == "AddRateLimited" {
+		return fmt.Sprintf("queue.AddRateLimited(%s): back in after the limiter's delay", req.Name), true
+	}
+	return fmt.Sprintf("queue.%s(%s)", call.Method, req.Name), true
+}
+
+// controllerCalls is what step 6 prints: the controller's calls on its
+// queue, as the tap records them (rec, the queue's tap's recorder), and
+// the held reconciler's calls (reconciles, its reports).
+type controllerCalls struct {
+	rec        *tap.Recorder
+	reconciles *show.Lines
+	err        error // the first print's that failed
+}
+
+// newControllerCalls returns what step 6 prints, to be filled by the
+// controller's queue's tap and the held reconciler.
+//
+// controller-runtime shuts a controller's queue down from a goroutine
+// that waits for its context to end and is waited for by no one
+// (pkg/internal/controller/controller.go L346-L349): the tap's record of
+// that ShutDown may come before the step ends, or after. The trace
+// marks it as maybe, as it does a race client-go documents.
+func newControllerCalls(ctx context.Context) *controllerCalls {
+	trace.MarkMaybe(func(e trace.Event) bool {
+		return e.Lane == trace.Workqueue && e.Verb == "ShutDown"
+	})
+	return &controllerCalls{rec: tap.NewRecorder(ctx), reconciles: show.NewLines(ctx)}
+}
+
+// print prints heading, the controller's next queueCalls calls on its
+// queue, then its next reconciles calls of the reconciler: a reconcile
+// follows the calls that queued its request (Add, or Done of a dirty
+// key), so the order is the one they happened in. Once a print has
+// failed (its context ended), c.err says why and print does nothing.
+func (c *controllerCalls) print(ctx context.Context, out io.Writer, heading string, queueCalls, reconciles int) {
+	if c.err != nil {
+		return
+	}
+	c.err = show.Next(ctx, out, heading, "    ", c.rec.Render(queueCall), queueCalls)
+	if c.err == nil {
+		c.err = show.Next(ctx, out, "", "    ", c.reconciles, reconciles)
 	}
 }
 

@@ -25,7 +25,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // !+reconciler
@@ -62,14 +62,15 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 		return err
 	}
 	c.ResetRequests()
-	lines := show.NewLines(ctx)
 
 	// A manager (one cache, one client on it) and a controller on it:
 	// deployments are its own kind, configmaps the kind it owns. Its
 	// queue is client-go's rate-limited workqueue, which the step
-	// wraps to report the controller's calls on it; its reconciler is
-	// held (observe.go), so that each call returns when the step says,
-	// with the error the step chooses.
+	// wraps in the course's tap (internal/tap) to record the
+	// controller's calls on it; its reconciler is held (observe.go), so
+	// that each call returns when the step says, with the error the
+	// step chooses.
+	calls := newControllerCalls(ctx)
 	// !+manager
 	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{
 		Cache:      ownObjects(c),
@@ -79,7 +80,7 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	if err != nil {
 		return err
 	}
-	r := held(&deploymentReconciler{client: mgr.GetClient()}, lines)
+	r := held(&deploymentReconciler{client: mgr.GetClient()}, calls.reconciles)
 	var queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1.Deployment{}).
@@ -89,7 +90,7 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 			NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 				queue = workqueue.NewTypedRateLimitingQueueWithConfig(rl,
 					workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
-				return recording(queue, lines) // reports Add, Done, Forget
+				return tap.Queue[reconcile.Request]{TypedRateLimitingInterface: queue, Rec: calls.rec}
 			},
 		}).
 		Complete(r)
@@ -105,7 +106,11 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	wg.Go(func() { _ = mgr.Start(ctx) })
 	defer wg.Wait()
 	defer cancel()
-	show.Sorted(ctx, out, "  started: the initial list adds the deployment", "    ", lines, 2)
+	// What the step prints: the controller's calls on its queue, then
+	// the reconciler's next call, which comes after them. A print that
+	// fails keeps its error (calls.err), and the prints after it print
+	// nothing, as a bufio.Writer does.
+	calls.print(ctx, out, "  started: the initial list adds the deployment", 1, 1)
 
 	// A burst of three events while reconcile 1 runs: one key, dirty once.
 	for _, release := range []string{"v1", "v2", "v3"} {
@@ -113,11 +118,11 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 			return err
 		}
 	}
-	show.Next(ctx, out, "  three patches while reconcile 1 runs:", "    ", lines, 3)
+	calls.print(ctx, out, "  three patches while reconcile 1 runs:", 3, 0)
 	r.let(ctx, nil)
-	show.Next(ctx, out, "  reconcile 1 returns: the dirty key is queued once more", "    ", lines, 3)
+	calls.print(ctx, out, "  reconcile 1 returns: the dirty key is queued once more", 2, 1)
 	r.let(ctx, nil)
-	show.Next(ctx, out, "  reconcile 2 returns:", "    ", lines, 2)
+	calls.print(ctx, out, "  reconcile 2 returns:", 2, 0)
 	fmt.Fprintf(out, "  queue.Len() %d: three events, one more reconcile\n", queue.Len())
 
 	// An owned ConfigMap enqueues its owner; the reconciler fails once,
@@ -125,11 +130,11 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	if _, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Create(ctx, ownedConfigMap(web), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	show.Sorted(ctx, out, "  create configmap/web-config, owned by deployment/web:", "    ", lines, 2)
+	calls.print(ctx, out, "  create configmap/web-config, owned by deployment/web:", 1, 1)
 	r.let(ctx, errors.New("flaky"))
-	show.Next(ctx, out, "  reconcile 3 fails: the rate limiter requeues it", "    ", lines, 3)
+	calls.print(ctx, out, "  reconcile 3 fails: the rate limiter requeues it", 2, 1)
 	r.let(ctx, nil)
-	show.Next(ctx, out, "  reconcile 4 returns:", "    ", lines, 2)
+	calls.print(ctx, out, "  reconcile 4 returns:", 2, 0)
 	printLists(out, "the manager's lists and watches (the controller's and the client's):", c)
-	return nil
+	return calls.err // a print's, if ctx ended while it awaited
 }

@@ -35,9 +35,10 @@ func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	fmt.Fprintln(out, "\nStep 3. Leader election: two replicas, one Lease, a warm standby")
 	leases := c.Client.CoordinationV1().Leases(c.Namespace)
 
-	// What the step promises, checked on every key a replica takes in
-	// hand (observe.go): only the Lease's holder works, one key at once.
-	guarantee := newGuaranteeCheck()
+	// What the replicas do, as their taps record it (observe.go), and
+	// the check of what the step promises on every key a replica takes
+	// in hand: only the Lease's holder works, one key at once.
+	obs := newReplicas(ctx)
 
 	// Every replica is stopped, in order, and the Lease deleted, on
 	// every path out of the step: Ctrl-C too.
@@ -56,7 +57,7 @@ func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 	// then a again, cold. Each takes the Lease over from the one before.
 	var leader *replica
 	for i, warm := range []bool{true, true, false} {
-		r, err := startReplica(ctx, c, []string{"replica-a", "replica-b"}[i%2], warm, guarantee)
+		r, err := startReplica(ctx, c, []string{"replica-a", "replica-b"}[i%2], warm, obs)
 		if err != nil {
 			return err
 		}
@@ -67,7 +68,7 @@ func leaderElection(ctx context.Context, out io.Writer, c *cluster.Cluster) erro
 		leader = r
 	}
 	leader.stop()
-	guarantee.print(out)
+	obs.print(out)
 	if err := deleteLease(ctx, leases); err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func takeOver(ctx context.Context, out io.Writer, leases coordinationclient.Leas
 		leader.stop()
 		printReleased(out, leader, leader.elector.GetLeader())
 	}
-	if err := r.obs.await(ctx, "leads"); err != nil {
+	if err := r.obs.awaitLeading(ctx); err != nil {
 		return err
 	}
 	// The Lease as the server has it: who holds it, how often it passed.
@@ -125,21 +126,21 @@ type replica struct {
 	// their goroutines, which stop waits for.
 	stopReplica, stopElecting context.CancelFunc
 	working, electing         sync.WaitGroup
-	// obs is what it does, seen from outside (observe.go).
+	// obs is what it does, as its taps record it (observe.go).
 	obs *observed
 }
 
 // startReplica starts a replica; warm, its informer synced beforehand.
-func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm bool, guarantee *guaranteeCheck) (*replica, error) {
+func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm bool, obs *replicas) (*replica, error) {
 	r := &replica{name: name, leads: make(chan context.Context, 1)}
-	r.obs = newObserved(ctx, r, guarantee)
+	r.obs = obs.observe(r)
 
-	// Its own client (its requests logged apart, observe.go's tap), an
+	// Its own client (its requests recorded as its own), an
 	// informer of the pods registered with its factory, and an elector
 	// on a LeaseLock. The worker's context ends with the run's; the
 	// elector's does not (see stop).
 	// !+replica
-	client, err := kubernetes.NewForConfig(r.obs.tap(c.Config))
+	client, err := kubernetes.NewForConfig(r.obs.client(c.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +162,12 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 		RenewDeadline:   3 * time.Second,
 		RetryPeriod:     100 * time.Millisecond,
 		ReleaseOnCancel: true, // the standby need not wait for expiry
-		Callbacks: leaderelection.LeaderCallbacks{
+		Callbacks: r.obs.callbacks(leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lead context.Context) { r.leads <- lead },
-			OnStoppedLeading: r.obs.stoppedLeading,
-			OnNewLeader:      r.obs.newLeader,
-		},
+			// Required. It is called as Run returns; stop has ended
+			// the worker by then.
+			OnStoppedLeading: func() {},
+		}),
 	})
 	if err != nil {
 		return nil, err
@@ -180,9 +182,10 @@ func startReplica(ctx context.Context, c *cluster.Cluster, name string, warm boo
 	// !-replica
 	r.stopReplica, r.stopElecting = stopReplica, stopElecting
 
-	// The queue as the worker uses it, wrapped so that observe.go sees
-	// each key from Get to Done and checks the guarantee on it.
-	r.queue = r.obs.checked(r.queue)
+	// The queue as the worker uses it, its calls recorded, so that
+	// observe.go sees each key from Get to Done and checks the
+	// guarantee on it.
+	r.queue = r.obs.queue(r.queue)
 
 	// A warm replica syncs its informer now, before it runs for leader:
 	// it will have nothing to list when it takes over.
@@ -209,12 +212,13 @@ func (r *replica) work(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	r.obs.leading()
 	// A lost Lease ends lead. ShutDown wakes a Get that waits on an
 	// empty queue, but it does not empty the queue: Get goes on handing
 	// out every key already queued. So the worker also checks lead
-	// before each key, and leaves the rest to the next leader.
-	context.AfterFunc(lead, r.queue.ShutDown)
+	// before each key, and leaves the rest to the next leader. Once the
+	// worker has ended (stop ends it before the elector), there is no
+	// Get left to wake.
+	defer context.AfterFunc(lead, r.queue.ShutDown)()
 	r.factory.Start(ctx.Done()) // a cold informer starts now
 	if !cache.WaitFor(ctx, "", r.pods.Informer().HasSyncedChecker()) {
 		return

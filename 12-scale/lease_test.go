@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"k8s.io/client-go/informers"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // TestLostLeaseStopsWorker: a replica whose Lease is lost while keys are
@@ -37,13 +37,15 @@ func TestLostLeaseStopsWorker(t *testing.T) {
 	r := &replica{name: "replica-t", factory: factory, pods: factory.Core().V1().Pods(),
 		leads: make(chan context.Context, 1)}
 	r.pods.Informer()
-	r.obs = newObserved(ctx, r, newGuaranteeCheck())
-	q := &heldFirstGet{
-		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
-		taken: make(chan struct{}), release: make(chan struct{}),
-	}
+
+	// Its queue, tapped; the tap holds the worker's first Get once it
+	// has a key, so that the test loses the Lease while it is in hand.
+	rec := tap.NewRecorder(ctx)
+	q := tap.Queue[cache.ObjectName]{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()), Rec: rec}
 	defer q.ShutDown()
+	first := rec.Hold(1, isGet)
+	defer first.Open()
 	r.queue = q
 	for i := 1; i <= n; i++ { // the backlog, queued before it leads
 		q.Add(cache.ObjectName{Namespace: c.Namespace, Name: fmt.Sprintf("web-%d", i)})
@@ -58,39 +60,36 @@ func TestLostLeaseStopsWorker(t *testing.T) {
 	go func() { r.work(wctx); close(worked) }()
 
 	// The worker holds its first key; the Lease is lost; it goes on.
-	select {
-	case <-q.taken:
-	case <-ctx.Done():
-		t.Fatal("the worker took no key")
+	gets := 0
+	for held := false; !held; {
+		e, err := rec.Next(ctx)
+		if err != nil {
+			t.Fatal("the worker took no key")
+		}
+		_, held = e.(tap.Held)
 	}
 	lose()
-	close(q.release)
+	first.Release()
 	select {
 	case <-worked:
 	case <-ctx.Done():
 		t.Fatal("the worker did not end once the Lease was lost")
 	}
-	if got := q.gets.Load(); got != 1 {
-		t.Errorf("the worker took %d keys; want 1, the one it held as the Lease was lost", got)
+	for _, e := range rec.Drain() {
+		if isGet(e) {
+			gets++
+		}
+	}
+	if gets != 0 {
+		t.Errorf("the worker took %d more keys once the Lease was lost; want 0", gets)
 	}
 	if left := q.Len(); left < n-1 {
 		t.Errorf("%d keys left queued; want at least %d, for the next leader", left, n-1)
 	}
 }
 
-// heldFirstGet is a workqueue whose first Get, once it has a key, waits
-// for release: the test loses the Lease while the worker holds it.
-type heldFirstGet struct {
-	workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	gets           atomic.Int32
-	taken, release chan struct{}
-}
-
-func (q *heldFirstGet) Get() (cache.ObjectName, bool) {
-	key, shutdown := q.TypedRateLimitingInterface.Get()
-	if !shutdown && q.gets.Add(1) == 1 {
-		close(q.taken)
-		<-q.release
-	}
-	return key, shutdown
+// isGet is a Get that handed out a key.
+func isGet(e tap.Event) bool {
+	c, ok := e.(tap.QueueCall)
+	return ok && c.Method == "Get" && !c.Shutdown
 }

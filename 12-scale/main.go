@@ -11,8 +11,8 @@
 //
 // The lesson is in three files, one a step: firstsync.go, sharding.go
 // and leaderelection.go. observe.go holds what only shows them at work
-// (the flags, a handler that reports, the printing, and the check of
-// step 3's guarantee).
+// (the flags, what the shared taps record rendered as lines, and the
+// check of step 3's guarantee).
 package main
 
 import (

@@ -1,11 +1,12 @@
 package main
 
 // What the chapter needs to *show* the informers at work, and nothing of
-// what it teaches: the --pods and --times flags, the handler that
-// reports changes, what each replica of step 3 did, the check of step
-// 3's guarantee, and the printing of requests and shards. The informers,
-// the selectors, the replicas and every call made on them are in the
-// lesson files: firstsync.go, sharding.go and leaderelection.go.
+// what it teaches: the --pods and --times flags; what the shared taps
+// (internal/tap) record of step 2's handlers and step 3's replicas,
+// rendered as the lines printed, with the check of step 3's guarantee;
+// and the printing of requests and shards. The informers, the
+// selectors, the replicas and every call made on them are in the lesson
+// files: firstsync.go, sharding.go and leaderelection.go.
 
 import (
 	"context"
@@ -13,11 +14,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -26,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
@@ -70,8 +70,6 @@ func (p *pods) Set(s string) error {
 	return nil
 }
 
-// printSync prints how an informer synced: the requests it made and how
-// many pods it holds.
 // sawSyncRequests awaits what the informer's tapped ListerWatcher
 // records of its first sync: a watch-list's one Watch, or an opted-out
 // reflector's List, then its Watch. It is false if ctx ended first.
@@ -84,6 +82,8 @@ func sawSyncRequests(ctx context.Context, rec *tap.Recorder, watchList bool) boo
 	return err == nil
 }
 
+// printSync prints how an informer synced: the requests it made and how
+// many pods it holds.
 func printSync(out io.Writer, watchList bool, held int, reqs []apiserver.Request) {
 	how := "LIST, then WATCH"
 	if watchList {
@@ -94,55 +94,37 @@ func printSync(out io.Writer, watchList bool, held int, reqs []apiserver.Request
 	show.Print(out, "    ", lines)
 }
 
-// reportChanges reports the updates and deletes an informer of shard i
-// sees, as "i update name" and "i delete name".
-func reportChanges(i int, lines *show.Lines) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) {
-			if trace.On() {
-				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
-					Text: fmt.Sprintf("shard %d: pod/%s", i, obj.(*corev1.Pod).Name),
-					Func: "cache.(*processorListener).run"}, obj)
-			}
-			lines.Sendf("%d update %s", i, obj.(*corev1.Pod).Name)
-		},
-		DeleteFunc: func(obj any) {
-			key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-			if trace.On() {
-				trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnDelete",
-					Text: fmt.Sprintf("shard %d: %s", i, key),
-					Func: "cache.(*processorListener).run"}, obj)
-			}
-			lines.Sendf("%d delete %s", i, key)
-		},
-	}
-}
-
-// awaitDeleted awaits the reported changes up to the first delete.
-func awaitDeleted(ctx context.Context, changes *show.Lines) ([]string, error) {
-	var got []string
+// awaitDeleted awaits the shards' handlers' calls up to the first
+// OnDelete, and returns the OnUpdates and OnDeletes among them (the
+// OnAdds of the initial lists may still be coming meanwhile).
+func awaitDeleted(ctx context.Context, rec *tap.Recorder) ([]tap.HandlerCall, error) {
+	var changes []tap.HandlerCall
 	for {
-		line, err := changes.Await(ctx, 1)
+		e, err := rec.Next(ctx)
 		if err != nil {
-			return got, err
+			return changes, err
 		}
-		got = append(got, line...)
-		if strings.Contains(line[0], " delete ") {
-			return got, nil
+		call, ok := e.(tap.HandlerCall)
+		if !ok || call.Method == "OnAdd" {
+			continue
+		}
+		changes = append(changes, call)
+		if call.Method == "OnDelete" {
+			return changes, nil
 		}
 	}
 }
 
-// shardsOf names the shards that reported lines, e.g. "1", or "0 and 2".
-func shardsOf(lines []string) string {
-	var shards []string
-	for _, l := range lines {
-		i, _, _ := strings.Cut(l, " ")
-		if !slices.Contains(shards, i) {
-			shards = append(shards, i)
+// handlersOf names the handlers called, e.g. "shard 1", or "shard 0 and
+// shard 2".
+func handlersOf(calls []tap.HandlerCall) string {
+	var names []string
+	for _, c := range calls {
+		if !slices.Contains(names, c.Handler) {
+			names = append(names, c.Handler)
 		}
 	}
-	return strings.Join(shards, " and ")
+	return strings.Join(names, " and ")
 }
 
 // printShards prints how many pods each shard's informer holds, checks
@@ -184,193 +166,159 @@ func printHonoured(out io.Writer, info *metav1.ShardInfo) {
 	fmt.Fprintf(out, "  the server honours shardSelector: its list says shardInfo %q\n", info.Selector)
 }
 
-// observed is what one replica of step 3 did: the requests its client
-// sent, when it led, released and first reconciled, and how many pods
-// it reconciled. It reports on events, which the step awaits.
-type observed struct {
-	r         *replica
-	events    *show.Lines
-	guarantee *guaranteeCheck
+// replicas is what step 3's replicas did, as their taps recorded it.
+// Each replica's client, queue and elector callbacks record into one
+// recorder, Named for the replica, so that the step sees the calls of
+// every replica in the order they were made. The step awaits them here;
+// each event it passes on the way is added to what its replica did
+// (observed) and to the check of the step's guarantee.
+type replicas struct {
+	rec      *tap.Recorder
+	replicas map[*tap.Recorder]*observed // by the replica's Named recorder
+	// The guarantee step 3 teaches, checked on every key a worker takes
+	// in hand (from the queue's Get to its Done, the reconcile between):
+	// that its replica led as it took the key, and that no other replica
+	// had the same key in hand. Leader election alone promises neither
+	// (it has no fencing); stopping a replica in order is what keeps
+	// both at 0.
+	inHand                      map[cache.ObjectName]*observed
+	total, notLeader, twoAtOnce int
+}
 
-	mu                   sync.Mutex
+func newReplicas(ctx context.Context) *replicas {
+	// The electors' requests on the Lease come on their retry and renew
+	// timers: how many a step sees depends on how long it lasts.
+	trace.MarkTimed(func(e trace.Event) bool {
+		return (e.Lane == trace.Wire || e.Lane == trace.APIServer || e.Lane == trace.Workers) &&
+			strings.Contains(e.Text, "leases")
+	})
+	// A stopping leader's release can conflict with the renewal its stop
+	// cancelled, which the server may still have made (client-go says
+	// so and retries, leaderelection.go L314-L318): a 409 on some runs.
+	// The replica's client records the 409 too, or, if the cancelled
+	// renewal had not been answered, a request that failed. A standby
+	// whose try meets that race, or another, may see the
+	// Lease held by no one for a moment, and says so: OnNewLeader("").
+	trace.MarkMaybe(func(e trace.Event) bool {
+		return (e.Lane == trace.APIServer && e.Verb == "409" && strings.Contains(e.Text, "update leases")) ||
+			(e.Lane == trace.Workers && strings.Contains(e.Text, "leases") &&
+				!strings.Contains(e.Text, "→ 2") && !strings.Contains(e.Text, "→ 404")) ||
+			(e.Lane == trace.Workers && e.Verb == "OnNewLeader" && !strings.Contains(e.Text, ": "))
+	})
+	return &replicas{rec: tap.NewRecorder(ctx),
+		replicas: map[*tap.Recorder]*observed{}, inHand: map[cache.ObjectName]*observed{}}
+}
+
+// observed is what one replica did: the requests its client sent, when
+// it led, released and first took a key, and how many keys it took and
+// was done with.
+type observed struct {
+	r   *replica
+	all *replicas
+	rec *tap.Recorder // its taps', Named for it
+
+	leads                bool   // from OnStartedLeading to OnStoppedLeading
+	sawLeader            string // the last OnNewLeader's identity
 	reqs                 []apiserver.Request
 	since                int // len(reqs) when it took over
 	led, released, first time.Time
 	reconciled, done     int // keys taken from the queue, and done
 }
 
-func newObserved(ctx context.Context, r *replica, guarantee *guaranteeCheck) *observed {
-	// The electors' requests on the Lease come on their retry and renew
-	// timers: how many a step sees depends on how long it lasts.
-	trace.MarkTimed(func(e trace.Event) bool {
-		return (e.Lane == trace.Wire || e.Lane == trace.APIServer) && strings.Contains(e.Text, "leases")
-	})
-	// A stopping leader's release can conflict with the renewal its stop
-	// cancelled, which the server may still have made (client-go says
-	// so and retries, leaderelection.go L314-L318): a 409 on some runs.
-	trace.MarkMaybe(func(e trace.Event) bool {
-		return e.Lane == trace.APIServer && e.Verb == "409" && strings.Contains(e.Text, "update leases")
-	})
-	return &observed{r: r, events: show.NewLines(ctx), guarantee: guarantee}
+// observe starts the record of r, whose taps record under its name.
+func (s *replicas) observe(r *replica) *observed {
+	o := &observed{r: r, all: s, rec: s.rec.Named(r.name)}
+	s.replicas[o.rec] = o
+	return o
 }
 
-// tap returns a copy of cfg whose clients log their requests in o,
-// apart from the other replica's (c.Requests holds both).
-func (o *observed) tap(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return tapped{rt, o}
-	})
-	return cfg
+// client is cfg with the requests of its clients recorded.
+func (o *observed) client(cfg *rest.Config) *rest.Config {
+	return tap.Transport(cfg, o.rec, trace.Workers)
 }
 
-type tapped struct {
-	next http.RoundTripper
-	o    *observed
+// callbacks are cb, their calls recorded.
+func (o *observed) callbacks(cb leaderelection.LeaderCallbacks) leaderelection.LeaderCallbacks {
+	return tap.LeaderCallbacks(cb, o.rec)
 }
 
-func (t tapped) RoundTrip(r *http.Request) (*http.Response, error) {
-	if req := apiserver.NewRequest(r); req.Verb != "" {
-		t.o.mu.Lock()
-		t.o.reqs = append(t.o.reqs, req)
-		t.o.mu.Unlock()
+// queue is q, the calls the worker makes on it recorded.
+func (o *observed) queue(q workqueue.TypedRateLimitingInterface[cache.ObjectName]) workqueue.TypedRateLimitingInterface[cache.ObjectName] {
+	return tap.Queue[cache.ObjectName]{TypedRateLimitingInterface: q, Rec: o.rec}
+}
+
+// see adds one event to what its replica did, and checks the guarantee
+// on each key a replica takes in hand.
+func (s *replicas) see(e tap.Event) {
+	from, ok := e.(tap.From)
+	if !ok {
+		return
 	}
-	return t.next.RoundTrip(r)
+	o := s.replicas[from.Rec]
+	switch e := from.Event.(type) {
+	case tap.LeaderCall:
+		switch e.Method {
+		case "OnNewLeader":
+			o.sawLeader = e.Identity
+		case "OnStartedLeading":
+			o.leads, o.led, o.since = true, e.At, len(o.reqs)
+		case "OnStoppedLeading":
+			o.leads, o.released = false, e.At
+		}
+	case tap.Request:
+		o.reqs = append(o.reqs, e.Request)
+	case tap.QueueCall:
+		key, _ := e.Item.(cache.ObjectName)
+		switch {
+		case e.Method == "Get" && !e.Shutdown:
+			s.total++
+			if !o.leads {
+				s.notLeader++
+			}
+			if other, ok := s.inHand[key]; ok && other != o {
+				s.twoAtOnce++
+			}
+			s.inHand[key] = o
+			if o.reconciled == 0 {
+				o.first = time.Now() // as the step sees it: it awaits as they come
+			}
+			o.reconciled++
+		case e.Method == "Done":
+			delete(s.inHand, key)
+			o.done++
+		}
+	}
 }
 
-// newLeader is the elector's OnNewLeader: "sees replica-a lead".
-func (o *observed) newLeader(identity string) { o.events.Sendf("sees %s lead", identity) }
-
-// stoppedLeading is the elector's OnStoppedLeading, called as its Run
-// returns: once it has released the Lease, if it held it.
-func (o *observed) stoppedLeading() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.released = time.Now()
-}
-
-// leading marks the moment the replica took over.
-func (o *observed) leading() {
-	o.mu.Lock()
-	o.since, o.led = len(o.reqs), time.Now()
-	o.mu.Unlock()
-	o.events.Send("leads")
-}
-
-// await awaits the event line want, passing over others (the elector
-// calls OnNewLeader on goroutines of its own, in no promised order).
-// Taking over takes a RetryPeriod or two (0.1-0.22 s); 10 s is a bound
-// that says something went wrong (the elector's log is discarded).
-func (o *observed) await(ctx context.Context, want string) error {
+// await awaits the events of every replica until o's state is as until
+// says (it may be already). The elector calls OnNewLeader on goroutines
+// of its own, in no promised order. Taking over takes a RetryPeriod or
+// two (0.1-0.22 s); 10 s is a bound that says something went wrong (the
+// elector's log is discarded).
+func (o *observed) await(ctx context.Context, what string, until func() bool) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, 10*time.Second,
-		fmt.Errorf("%s: no %q within 10 s", o.r.name, want))
+		fmt.Errorf("%s: not %s within 10 s", o.r.name, what))
 	defer cancel()
-	for {
-		line, err := o.events.Await(ctx, 1)
+	for !until() {
+		e, err := o.all.rec.Next(ctx)
 		if err != nil {
 			return context.Cause(ctx)
 		}
-		if line[0] == want {
-			return nil
-		}
+		o.all.see(e)
 	}
+	return nil
 }
 
-// guaranteeCheck checks the guarantee step 3 teaches, across the
-// replicas, on every key a worker takes in hand (from the queue's Get
-// to its Done, the reconcile between): that its replica held the Lease
-// as it took the key, and that no other replica had the same key in
-// hand. Leader election alone does not promise either (it has no
-// fencing); stopping a replica in order is what keeps both at 0.
-type guaranteeCheck struct {
-	mu                          sync.Mutex
-	inHand                      map[cache.ObjectName]string // key → replica
-	total, notLeader, twoAtOnce int
-}
-
-func newGuaranteeCheck() *guaranteeCheck {
-	return &guaranteeCheck{inHand: map[cache.ObjectName]string{}}
-}
-
-// checked wraps a replica's queue so that each key its worker takes is
-// checked and traced, from Get to Done: the worker's code stays the
-// lesson alone, as chapter 11's recordingQueue keeps its reconciler.
-func (o *observed) checked(q workqueue.TypedRateLimitingInterface[cache.ObjectName]) checkedQueue {
-	return checkedQueue{q, o}
-}
-
-type checkedQueue struct {
-	workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	o *observed
-}
-
-// Get is the queue's Get; a key it hands out is in the replica's hand.
-func (q checkedQueue) Get() (cache.ObjectName, bool) {
-	key, shutdown := q.TypedRateLimitingInterface.Get()
-	if !shutdown {
-		q.o.takes(key)
-	}
-	return key, shutdown
-}
-
-// Done is the queue's Done, after the key has left the replica's hand.
-func (q checkedQueue) Done(key cache.ObjectName) {
-	q.o.leaves(key)
-	q.TypedRateLimitingInterface.Done(key)
-}
-
-// takes checks that o's replica may take key in hand now.
-func (o *observed) takes(key cache.ObjectName) {
-	isLeader := o.r.elector.IsLeader()
-	// On the trace, the key is the event's, not its text's: a replica
-	// reconciles every pod, and the step's lines count them.
-	if trace.On() {
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "reconcile",
-			Text: fmt.Sprintf("by %s (holds the Lease: %t)", o.r.name, isLeader), Key: key.String()}, nil)
-	}
-	g := o.guarantee
-	g.mu.Lock()
-	g.total++
-	if !isLeader {
-		g.notLeader++
-	}
-	if other, ok := g.inHand[key]; ok && other != o.r.name {
-		g.twoAtOnce++
-	}
-	g.inHand[key] = o.r.name
-	g.mu.Unlock()
-	o.mu.Lock()
-	if o.reconciled == 0 {
-		o.first = time.Now()
-	}
-	o.reconciled++
-	o.mu.Unlock()
-}
-
-// leaves records that key has left o's replica's hand; once it has
-// reconciled as many keys as there are pods, the step hears of it.
-func (o *observed) leaves(key cache.ObjectName) {
-	g := o.guarantee
-	g.mu.Lock()
-	delete(g.inHand, key)
-	g.mu.Unlock()
-	if trace.On() {
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "done",
-			Text: "by " + o.r.name, Key: key.String()}, nil)
-	}
-	o.mu.Lock()
-	o.done++
-	all := o.done == int(podCount)
-	o.mu.Unlock()
-	if all {
-		o.events.Send("reconciled")
-	}
+// awaitLeading awaits the moment o's replica takes over: its elector
+// calls OnStartedLeading.
+func (o *observed) awaitLeading(ctx context.Context) error {
+	return o.await(ctx, "leading", func() bool { return o.leads })
 }
 
 // awaitStandby awaits the moment o's replica sees leader lead, then
 // says what it has, as a standby.
 func (o *observed) awaitStandby(ctx context.Context, out io.Writer, leader *replica) error {
-	if err := o.await(ctx, "sees "+leader.name+" lead"); err != nil {
+	if err := o.await(ctx, "seeing "+leader.name+" lead", func() bool { return o.sawLeader == leader.name }); err != nil {
 		return err
 	}
 	r := o.r
@@ -402,15 +350,11 @@ func (o *observed) printLeading(ctx context.Context, out io.Writer, lease *coord
 // warm standby's informer needs none), and with --times how long the
 // failover from after took.
 func (o *observed) printReconciled(ctx context.Context, out io.Writer, after *replica) error {
-	// Not the next line: the elector reports on goroutines of its own,
-	// in no promised order, so other lines can come first.
-	if err := o.await(ctx, "reconciled"); err != nil {
+	if err := o.await(ctx, "done with every pod", func() bool { return o.done == int(podCount) }); err != nil {
 		return err
 	}
-	o.mu.Lock()
 	lines := show.Requests(o.reqs[o.since:], show.ListsAndWatches)
 	n, led, first := o.reconciled, o.led, o.first
-	o.mu.Unlock()
 	fmt.Fprintf(out, "    reconciled %d pods; lists and watches it sent since it took over (%d)", n, len(lines))
 	if len(lines) == 0 {
 		fmt.Fprint(out, ": none, its informer was warm")
@@ -418,9 +362,7 @@ func (o *observed) printReconciled(ctx context.Context, out io.Writer, after *re
 	fmt.Fprintln(out)
 	show.Print(out, "      ", lines)
 	if showTimes && after != nil {
-		after.obs.mu.Lock()
 		released := after.obs.released
-		after.obs.mu.Unlock()
 		ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", d.Seconds()*1000) }
 		fmt.Fprintf(out, "    (--times) Lease released → %s leads %s → first reconcile %s: %s in all\n",
 			o.r.name, ms(led.Sub(released)), ms(first.Sub(led)), ms(first.Sub(released)))
@@ -428,10 +370,12 @@ func (o *observed) printReconciled(ctx context.Context, out io.Writer, after *re
 	return nil
 }
 
-// print prints what the check found: counts, not claims.
-func (g *guaranteeCheck) print(out io.Writer) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// print prints what the check found, once every replica has stopped:
+// counts, not claims.
+func (s *replicas) print(out io.Writer) {
+	for _, e := range s.rec.Drain() {
+		s.see(e)
+	}
 	fmt.Fprintf(out, "  %d reconciles checked: %d by a replica that did not hold the Lease, %d of a key another replica had in hand\n",
-		g.total, g.notLeader, g.twoAtOnce)
+		s.total, s.notLeader, s.twoAtOnce)
 }

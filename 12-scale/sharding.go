@@ -15,7 +15,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // shardedInformers splits the pods between 2, then 4 informers, each
@@ -78,35 +78,39 @@ func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []
 
 	// One factory per shard, its selector in the list options that
 	// every list and watch of its informers sends (ownPods). Each
-	// informer's handler reports the changes it hears, with its shard.
-	changes := show.NewLines(ctx)
+	// informer has a handler that reports what it hears (a tap.Handler,
+	// named for its shard), all to one recorder.
+	rec := tap.NewRecorder(ctx)
 	var stores []cache.Store
+	var handlersSynced []cache.DoneChecker
 	for i, shard := range shards {
 		// !+shard
 		factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0,
 			informers.WithNamespace(c.Namespace), ownPods(c, shard.String()))
 		inf := factory.Core().V1().Pods().Informer()
 		// !-shard
-		if _, err := inf.AddEventHandler(reportChanges(i, changes)); err != nil {
+		shardHandler := tap.Handler{Rec: rec, Name: fmt.Sprintf("shard %d", i)}
+		reg, err := inf.AddEventHandler(shardHandler)
+		if err != nil {
 			return err
 		}
+		handlersSynced = append(handlersSynced, reg.HasSyncedChecker())
 		factory.Start(ctx.Done())
 		factories = append(factories, factory)
 		stores = append(stores, inf.GetStore())
 	}
-	for _, f := range factories {
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return fmt.Errorf("the %v informer did not sync: %w", typ, context.Cause(ctx))
-			}
-		}
+	// A handler's registration has synced once its informer has and the
+	// handler has had every pod of the initial list: all OnAdds are in,
+	// before anything changes.
+	if !cache.WaitFor(ctx, "", handlersSynced...) {
+		return fmt.Errorf("the shards' handlers did not sync: %w", context.Cause(ctx))
 	}
 
 	// All synced: where the pods are, then where one pod's changes go.
 	if err := printShards(out, shards, stores); err != nil {
 		return err
 	}
-	if err := changeOnePod(ctx, out, c, shards, changes); err != nil {
+	if err := changeOnePod(ctx, out, c, shards, rec); err != nil {
 		return err
 	}
 	return nil
@@ -115,7 +119,7 @@ func runShards(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []
 // changeOnePod updates a pod's label, then deletes it: both changes come
 // to the one informer whose shard holds its uid, because the server
 // filters every watch event through each watch's selector too.
-func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector, changes *show.Lines) error {
+func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards []sharding.Selector, rec *tap.Recorder) error {
 	pods := c.Client.CoreV1().Pods(c.Namespace)
 	pod, err := pods.Get(ctx, "web-1", metav1.GetOptions{})
 	if err != nil {
@@ -140,14 +144,14 @@ func changeOnePod(ctx context.Context, out io.Writer, c *cluster.Cluster, shards
 	// The update, then the delete's two events: kube-apiserver removes
 	// a pod that is on no node at once, but in two watch events, MODIFIED
 	// with a deletionTimestamp, then DELETED (the workshop cluster too,
-	// internal/apiserver/store.go). The handler reports the first two as
-	// updates; the changes are awaited up to the delete.
-	lines, err := awaitDeleted(ctx, changes)
+	// internal/apiserver/store.go). A handler gets the first two as
+	// OnUpdates; the handlers' calls are awaited up to the OnDelete.
+	changes, err := awaitDeleted(ctx, rec)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    web-1's uid hashes into shard %d: update and delete came to shard %s\n",
-		owner, shardsOf(lines))
+	fmt.Fprintf(out, "    web-1's uid hashes into shard %d: update and delete came to %s\n",
+		owner, handlersOf(changes))
 	return nil
 }
 

@@ -12,6 +12,7 @@
 //	          (a ListerWatcher with Streams set wraps each stream in one)
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
+//	LeaderCallbacks  a leader elector's leaderelection.LeaderCallbacks
 //
 // Open one and you read client-go's interface, method by method, each
 // with one line that records it. The fourth way in, the chapters'
@@ -54,6 +55,8 @@ type Recorder struct {
 	feed   *show.Feed[Event]
 	done   <-chan struct{}
 	follow func(Event) // set by Follow
+	name   string      // a Named recorder's: its events come as From
+	self   *Recorder   // a Named recorder, for From
 
 	mu    sync.Mutex
 	holds []*Gate
@@ -152,6 +155,9 @@ func (r *Recorder) record(e Event) {
 // emit records e on the trace and sends it to the step (or hands it to
 // the step's follower).
 func (r *Recorder) emit(e Event) {
+	if r.name != "" {
+		e = From{Name: r.name, Rec: r.self, Event: e}
+	}
 	if trace.On() {
 		te, obj := e.Trace()
 		trace.Record(te, obj)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
@@ -518,5 +519,86 @@ func TestFIFO(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"Bookmark rv 7"}) {
 		t.Errorf("recorded %q", got)
+	}
+}
+
+// TestNamed: two named recorders' events come to the one step, in the
+// order recorded, each as From its recorder; the trace names it too.
+func TestNamed(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	tr := trace.New("test")
+	uninstall, err := trace.Install(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uninstall()
+	a, b := rec.Named("a"), rec.Named("b")
+	qa := Queue[string]{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]()), Rec: a}
+	defer qa.ShutDown()
+	qa.Add("x")
+	cb := LeaderCallbacks(leaderelection.LeaderCallbacks{}, b)
+	cb.OnNewLeader("a")
+	got, err := rec.Await(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a Add(x)", "b OnNewLeader(a)"}
+	if s := []string{fmt.Sprint(got[0].(From).Name, " ", got[0].(From).Event),
+		fmt.Sprint(got[1].(From).Name, " ", got[1].(From).Event)}; !slices.Equal(s, want) {
+		t.Errorf("recorded %q, want %q", s, want)
+	}
+	events := tr.Trace().Events
+	if len(events) != 2 || events[0].Text != "a: x" || events[1].Text != "b: a" {
+		t.Errorf("trace: %+v", events)
+	}
+}
+
+// TestLeaderCallbacks: each callback is passed on; OnStartedLeading is
+// recorded before it runs, the others once they returned.
+func TestLeaderCallbacks(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	var passed []string
+	cb := LeaderCallbacks(leaderelection.LeaderCallbacks{
+		OnStartedLeading: func(context.Context) {
+			if len(rec.Drain()) != 1 {
+				t.Error("OnStartedLeading ran before it was recorded")
+			}
+			passed = append(passed, "started")
+		},
+		OnStoppedLeading: func() { passed = append(passed, "stopped") },
+		OnNewLeader:      func(id string) { passed = append(passed, "new "+id) },
+	}, rec)
+	cb.OnNewLeader("me")
+	if got, _ := rec.Next(t.Context()); fmt.Sprint(got) != "OnNewLeader(me)" {
+		t.Errorf("recorded %v", got)
+	}
+	cb.OnStartedLeading(t.Context())
+	cb.OnStoppedLeading()
+	if got := strs(rec.Drain()); !slices.Equal(got, []string{"OnStoppedLeading()"}) {
+		t.Errorf("recorded %q", got)
+	}
+	if !slices.Equal(passed, []string{"new me", "started", "stopped"}) {
+		t.Errorf("passed on %q", passed)
+	}
+}
+
+// TestRender: the lines a chapter renders from events, the others
+// skipped.
+func TestRender(t *testing.T) {
+	rec := NewRecorder(t.Context())
+	q := Queue[string]{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]()), Rec: rec}
+	defer q.ShutDown()
+	q.Add("x")
+	q.Get()
+	q.Done("x")
+	adds := rec.Render(func(e Event) (string, bool) {
+		c, ok := e.(QueueCall)
+		return "queue." + c.String(), ok && c.Method != "Get"
+	})
+	got, err := adds.Await(t.Context(), 2)
+	if err != nil || !slices.Equal(got, []string{"queue.Add(x)", "queue.Done(x)"}) {
+		t.Errorf("rendered %q, %v", got, err)
 	}
 }
