@@ -19,6 +19,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/workshop"
 )
 
@@ -143,7 +144,7 @@ func TestTrackerWatchReplaysNewerObjects(t *testing.T) {
 	defer w.Stop()
 	var got []string
 	for len(w.ResultChan()) > 0 { // the fake queues its replay before Watch returns
-		got = append(got, typeAndName(<-w.ResultChan()))
+		got = append(got, tap.WatchEvent(<-w.ResultChan()).String())
 	}
 	if want := "ADDED pod/web-2"; strings.Join(got, ", ") != want {
 		t.Errorf("replayed %q, want %q", got, want)
