@@ -39,6 +39,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("10-lifecycle", run) }
@@ -273,11 +274,14 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 		informers.WithNamespace(c.Namespace))
 	defer factory.Shutdown()
 	defer cancel()
-	lines := show.NewLines(ctx)
-	audit, report := newHeldHandler(ctx, "audit", lines), newHeldHandler(ctx, "report", lines)
+	// audit and report are handlers that only report, through the
+	// course's tap. The step holds each inside its OnUpdate calls
+	// (audit's first, report's first two) until it lets them go on.
+	rec := tap.NewRecorder(ctx)
+	audit, report := holdUpdates(rec, "audit", 1), holdUpdates(rec, "report", 2)
 	pods := factory.Core().V1().Pods().Informer()
-	auditReg, err := pods.AddEventHandler(audit)
-	reportReg, err2 := pods.AddEventHandler(report)
+	auditReg, err := pods.AddEventHandler(tap.Handler{Rec: rec, Name: "audit"})
+	reportReg, err2 := pods.AddEventHandler(tap.Handler{Rec: rec, Name: "report"})
 	if err := errors.Join(err, err2); err != nil {
 		return err
 	}
@@ -300,7 +304,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
 		return err
 	}
-	if err := show.Sorted(ctx, out, "", "  ", lines, 2); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", heldCalls(rec), 2); err != nil {
 		return err
 	}
 	// !+remove
@@ -310,10 +314,10 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v2"); err != nil {
 		return err
 	}
-	report.let(ctx)
-	audit.let(ctx)
+	report.Release()
+	audit.Release()
 	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
-	if err := show.Sorted(ctx, out, "", "  ", lines, 3); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", heldCalls(rec), 3); err != nil {
 		return err
 	}
 
@@ -321,11 +325,11 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	shutDown := make(chan error, 1)
 	go func() { shutDown <- cache.ShutDownEventHandler(pods, reportReg) }()
 	// !-shutDown
-	report.let(ctx)
+	report.Release()
 	err = <-shutDown
-	printShutDown(out, err, lines.Drain())
+	printShutDown(out, err, heldSoFar(rec))
 	err = cache.ShutDownEventHandler(pods, auditReg)
-	printShutDownAtOnce(out, err, lines.Drain())
+	printShutDownAtOnce(out, err, heldSoFar(rec))
 
 	// !+noHandler
 	created, err := createPods(ctx, c, "web-5")
