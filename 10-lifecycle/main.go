@@ -133,11 +133,15 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	_, err = cache.NewInformerName("10-lifecycle")
 	fmt.Fprintf(out, "  NewInformerName again: %v\n", err)
 
+	rec := tap.NewRecorder(ctx)
 	// !+queue
+	// The metrics are what client-go reports of the queue; tap.Queue,
+	// the course's, records each call for the trace.
 	qm := newQueueMetrics()
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: qm})
+	var queue workqueue.TypedRateLimitingInterface[string] = tap.Queue[string]{Rec: rec,
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: qm})}
 	defer queue.ShutDown()
 	pods := factory.Core().V1().Pods().Informer()
 	_, err = pods.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -497,14 +497,6 @@ func (s *series) count() int {
 	return len(s.values)
 }
 
-// traceQueue records a workqueue metric's change as the call that made
-// it: its metrics carry no key.
-func traceQueue(verb, text, fn string) func(float64) {
-	return func(float64) {
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: text, Func: fn}, nil)
-	}
-}
-
 // traceQueued records the RealFIFO's queued-items gauge as the FIFO
 // call that set it: a delta queued, a pop (a batch is one pop), a
 // Replace.
@@ -611,12 +603,7 @@ type queueMetrics struct {
 }
 
 func newQueueMetrics() *queueMetrics {
-	m := &queueMetrics{newSeries(), newSeries(), newSeries(), newSeries(), newSeries()}
-	m.adds.traced = traceQueue("Add", "a key not queued yet (metric adds)", "workqueue.(*Typed[T]).Add")
-	m.latency.traced = traceQueue("Get", "(metric latency)", "workqueue.(*Typed[T]).Get")
-	m.workDuration.traced = traceQueue("Done", "(metric work duration)", "workqueue.(*Typed[T]).Done")
-	m.retries.traced = traceQueue("AddRateLimited", "(metric retries)", "workqueue.(*rateLimitingType[T]).AddRateLimited")
-	return m
+	return &queueMetrics{newSeries(), newSeries(), newSeries(), newSeries(), newSeries()}
 }
 
 func (m *queueMetrics) NewDepthMetric(string) workqueue.GaugeMetric { return &upDown{s: m.depth} }
