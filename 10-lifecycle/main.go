@@ -7,9 +7,10 @@
 // Read alongside (client-go v0.37.2): tools/cache/shared_informer.go,
 // identity.go, informer_metrics.go, store.go, the_real_fifo.go,
 // informers/factory.go, util/workqueue/metrics.go. What only shows the
-// lesson is in observe.go: the handlers that wait on a step's schedule,
-// the loggers and metrics that keep what client-go reports, and the
-// print* functions that format what a step read.
+// lesson is in observe.go: the handler and index function that wait on
+// a step's schedule, the holding of step 4's handlers at the course's
+// tap (internal/tap), the loggers and metrics that keep what client-go
+// reports, and the print* functions that format what a step read.
 package main
 
 import (
