@@ -65,9 +65,10 @@ func receive(ctx context.Context, w watch.Interface, n int) ([]watch.Event, erro
 // status and the content type), then the next n frames of its body,
 // shortened (show.Frame).
 func printResponse(out io.Writer, resp *http.Response, n int) error {
-	u := resp.Request.URL
-	fmt.Fprintf(out, "  GET %s?watch=true&resourceVersion=%s\n",
-		u.Path, u.Query().Get("resourceVersion"))
+	// The request, in the request log's form, as every chapter prints
+	// its requests.
+	req := apiserver.NewRequest(resp.Request)
+	show.Print(out, "  ", show.Requests([]apiserver.Request{req}, nil))
 	fmt.Fprintf(out, "  %s, Content-Type: %s\n",
 		resp.Status, resp.Header.Get("Content-Type"))
 	// One frame per line; a frame holds a whole object, which can be

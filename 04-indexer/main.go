@@ -276,7 +276,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 			return err
 		}
 	}
-	printCost(w, "ByIndex(app, web) x1000", podNames(web), before, c)
+	printCost(w, "ByIndex(app, web) x1000", show.Names(web), before, c)
 
 	// The same question asked of the server: a request per call.
 	sel := metav1.ListOptions{LabelSelector: "app=web," + cluster.OwnSelector}
@@ -287,7 +287,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 			return err
 		}
 	}
-	printCost(w, "List(app=web) x3", itemNames(list), before, c)
+	printCost(w, "List(app=web) x3", show.Names(list.Items), before, c)
 
 	// AddIndexers on a running informer (allowed since client-go
 	// v0.30): the objects already cached are indexed at once.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
 // table aligns the columns of each block of rows. A tabwriter writes a
@@ -166,28 +167,8 @@ func withApp(objs []any, err error) any {
 	return either(sorted(keys), err)
 }
 
-// namesOf is the sorted names of pods, or err.
-func namesOf(objs []any, err error) any { return either(podNames(objs), err) }
-
-// podNames returns the sorted names of pods.
-func podNames(objs []any) []string {
-	var names []string
-	for _, obj := range objs {
-		if p, ok := podFrom(obj); ok {
-			names = append(names, p.Name)
-		}
-	}
-	return sorted(names)
-}
-
-// itemNames returns the sorted names of a list's pods.
-func itemNames(list *corev1.PodList) []string {
-	var names []string
-	for _, p := range list.Items {
-		names = append(names, p.Name)
-	}
-	return sorted(names)
-}
+// namesOf is the sorted names of objs, or err.
+func namesOf(objs []any, err error) any { return either(show.Names(objs), err) }
 
 // lastKnown names the pod a tombstone holds.
 func lastKnown(p *corev1.Pod, ok bool) any {

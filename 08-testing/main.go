@@ -36,6 +36,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/workshop"
 )
 
@@ -205,7 +206,7 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if _, err := watching.Await(ctx, 1); err != nil {
 		return err
 	}
-	show.Under(out, "  a factory's pod informer on fake.NewClientset():", fakeRequests(client.Actions()))
+	show.Under(out, "  a factory's pod informer on fake.NewClientset():", show.Requests(fakeRequests(client.Actions()), nil))
 	show.Under(out, "  the same informer on the "+clusterName(c)+":", show.Requests(c.Requests(), show.ListsAndWatches))
 
 	// !+listwatch
@@ -223,14 +224,18 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	}
 	// !-listwatch
 	client.ClearActions()
-	tap, events := tapped(ctx, lw)
-	stuck := cache.NewSharedIndexInformer(tap, &corev1.Pod{}, 0, cache.Indexers{})
+	// The informer reads lw through the course's tap, which records
+	// each event its watch streams to the reflector (Streams: tap.Watch).
+	rec := tap.NewRecorder(ctx)
+	tapped := tap.NewListerWatcher(lw, rec)
+	tapped.Streams = true
+	stuck := cache.NewSharedIndexInformer(tapped, &corev1.Pod{}, 0, cache.Indexers{})
 	wg.Go(func() { stuck.RunWithContext(ctx) })
-	got, err := events.Await(ctx, 2) // the fake has two pods
+	got, err := takenEvents(rec).Await(ctx, 2) // the fake has two pods
 	if err != nil {
 		return err
 	}
-	show.Under(out, "  a hand-built cache.ListWatch on the fake:", fakeRequests(client.Actions()))
+	show.Under(out, "  a hand-built cache.ListWatch on the fake:", show.Requests(fakeRequests(client.Actions()), nil))
 	fmt.Fprintf(out, "    the reflector took %s, and waits for a bookmark: HasSynced=%t, for ever\n", strings.Join(got, ", "), stuck.HasSynced())
 
 	client.ClearActions()
@@ -246,7 +251,8 @@ func watchListOptOut(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	if _, err := watching.Await(ctx, 2); err != nil {
 		return err
 	}
-	show.Under(out, "  the same, through cache.ToListWatcherWithWatchListSemantics(lw, client):", fakeRequests(client.Actions()))
+	show.Under(out, "  the same, through cache.ToListWatcherWithWatchListSemantics(lw, client):",
+		show.Requests(fakeRequests(client.Actions()), nil))
 	fmt.Fprintf(out, "    HasSynced=%t\n", fixed.HasSynced())
 	return nil
 }

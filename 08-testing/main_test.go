@@ -143,7 +143,7 @@ func TestTrackerWatchReplaysNewerObjects(t *testing.T) {
 	defer w.Stop()
 	var got []string
 	for len(w.ResultChan()) > 0 { // the fake queues its replay before Watch returns
-		got = append(got, typeAndName(<-w.ResultChan()))
+		got = append(got, short(<-w.ResultChan()))
 	}
 	if want := "ADDED pod/web-2"; strings.Join(got, ", ") != want {
 		t.Errorf("replayed %q, want %q", got, want)

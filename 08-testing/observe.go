@@ -1,9 +1,8 @@
 package main
 
-// What the chapter needs only to show what happens: a tapped
-// ListWatch, a watch reactor that says when a watch opens, the fake's
-// recorded actions as requests, watch events read and named, a
-// stopwatch, the formatting of the steps' lines, and step 7, a table of
+// What the chapter needs only to show what happens: a watch reactor
+// that says when a watch opens, the fake's recorded actions as
+// requests, watch events read, a stopwatch, the formatting of the steps' lines, and step 7, a table of
 // advice with no client-go in it.
 
 import (
@@ -13,84 +12,31 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
-// tappedListWatch is a ListWatch whose watches report each event to
-// lines once the reflector has taken it. It adds no method: the
-// reflector sees what it would see of the ListWatch itself.
-type tappedListWatch struct {
-	*cache.ListWatch
-	lines *show.Lines
-}
-
-// tapped wraps lw; what its watches deliver comes on the lines it
-// returns.
-func tapped(ctx context.Context, lw *cache.ListWatch) (*tappedListWatch, *show.Lines) {
-	t := &tappedListWatch{ListWatch: lw, lines: show.NewLines(ctx)}
-	return t, t.lines
-}
-
-func (t *tappedListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	w, err := t.ListWatch.WatchWithContext(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	tw := &tappedWatch{Interface: w, out: make(chan watch.Event), stop: make(chan struct{})}
-	go func() {
-		defer close(tw.out)
-		for ev := range w.ResultChan() {
-			select {
-			case tw.out <- ev: // the reflector has it
-				trace.Record(trace.Event{Lane: trace.Reflector, Verb: string(ev.Type),
-					Text: "pod/" + nameOf(ev.Object) + " taken from the fake's watch",
-					Func: "cache.handleAnyWatch"}, ev.Object)
-				t.lines.Send(typeAndName(ev))
-			case <-tw.stop:
-				return
-			}
-		}
-	}()
-	return tw, nil
-}
-
-// tappedWatch hands on the events of the watch it wraps.
-type tappedWatch struct {
-	watch.Interface
-	out  chan watch.Event
-	stop chan struct{}
-	once sync.Once
-}
-
-func (w *tappedWatch) ResultChan() <-chan watch.Event { return w.out }
-
-func (w *tappedWatch) Stop() {
-	w.once.Do(func() { close(w.stop) })
-	w.Interface.Stop()
-}
-
-// watchesOpened reports on the lines it returns each watch of pods
-// that client opens, as it opens, from a watch reactor. The reactor
-// returns false: the tracker still serves the watch.
-func watchesOpened(ctx context.Context, client *fake.Clientset) *show.Lines {
-	opened := show.NewLines(ctx)
+// watchesOpened reports, on the feed it returns, each watch of pods
+// that client opens, as it opens: the fake's own record of the call,
+// from a watch reactor (a fake's calls never reach a transport to tap).
+// The reactor returns false: the tracker still serves the watch.
+func watchesOpened(ctx context.Context, client *fake.Clientset) *show.Feed[clienttesting.Action] {
+	opened := show.NewFeed[clienttesting.Action](ctx)
 	client.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
 		traceWatch(a)
-		opened.Send(a.GetVerb() + " " + a.GetResource().Resource)
+		opened.Send(a)
 		return false, nil, nil
 	})
 	return opened
@@ -132,11 +78,11 @@ func printLost(out io.Writer, rv string, counter *appCounter, inCache, inFake bo
 		rv, counter, rv, inCache, inFake)
 }
 
-// fakeRequests renders the list and watch calls a fake recorded as the
-// requests a clientset would send for them, in the form of the course's
-// request log (show.Requests), so that the two read alike.
-func fakeRequests(actions []clienttesting.Action) []string {
-	var lines []string
+// fakeRequests is the list and watch calls a fake recorded as the
+// requests a clientset would send for them, for the course's request
+// printer (show.Requests), so that the fake's and a server's read alike.
+func fakeRequests(actions []clienttesting.Action) []apiserver.Request {
+	var reqs []apiserver.Request
 	for _, a := range actions {
 		var o metav1.ListOptions
 		switch a := a.(type) {
@@ -165,9 +111,10 @@ func fakeRequests(actions []clienttesting.Action) []string {
 		set("allowWatchBookmarks", strconv.FormatBool(o.AllowWatchBookmarks))
 		set("limit", strconv.FormatInt(o.Limit, 10))
 		p := "/api/v1/namespaces/" + a.GetNamespace() + "/" + a.GetResource().Resource
-		lines = append(lines, apiserver.Request{Method: "GET", Path: p, Query: q}.String())
+		reqs = append(reqs, apiserver.Request{Verb: a.GetVerb(), Resource: a.GetResource().Resource,
+			Method: "GET", Path: p, Query: q})
 	}
-	return lines
+	return reqs
 }
 
 // printActions is step 1's last line: the calls the fake recorded, the
@@ -201,38 +148,35 @@ func splitActions(actions []clienttesting.Action) (informer, test string) {
 	return strings.Join(inf, ", "), strings.Join(other, ", ")
 }
 
-// eventsUntil reads events from w up to and including the one that
-// describes as last ("DELETED pod/x"; "" for the first event), and
-// returns them described.
-func eventsUntil(ctx context.Context, w watch.Interface, last string) ([]string, error) {
-	var got []string
+// eventsUntil reads events from w up to and including the first that
+// last accepts, and returns them.
+func eventsUntil(ctx context.Context, w watch.Interface, last func(watch.Event) bool) ([]watch.Event, error) {
+	var got []watch.Event
 	for {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return got, fmt.Errorf("the watch ended after %q", got)
 			}
-			got = append(got, typeAndName(ev))
-			if last == "" || got[len(got)-1] == last {
+			got = append(got, ev)
+			if last(ev) {
 				return got, nil
 			}
 		case <-ctx.Done():
-			return got, fmt.Errorf("waiting for %q after %q: %w", last, got, context.Cause(ctx))
+			return got, fmt.Errorf("waiting for the last event after %q: %w", got, context.Cause(ctx))
 		}
 	}
 }
 
-// typeAndName is "ADDED pod/web-1": the short form the chapter's
-// sentences list events in (a line of its own would be show.Event).
-func typeAndName(ev watch.Event) string {
-	return fmt.Sprintf("%s pod/%s", ev.Type, nameOf(ev.Object))
-}
+// first accepts the first event.
+func first(watch.Event) bool { return true }
 
-func nameOf(obj runtime.Object) string {
-	if m, err := meta.Accessor(obj); err == nil {
-		return m.GetName()
+// is accepts an event of type t about pod name.
+func is(t watch.EventType, name string) func(watch.Event) bool {
+	return func(ev watch.Event) bool {
+		p, ok := ev.Object.(*corev1.Pod)
+		return ev.Type == t && ok && p.Name == name
 	}
-	return fmt.Sprintf("%T", obj)
 }
 
 // masked is a generated name with its random suffix as "?": the same on
@@ -326,19 +270,39 @@ var choices = []string{
 	"a real cluster    + controllers, scheduler, kubelets, GC    minutes        a cluster (kind)",
 }
 
-// eventTypes is events as eventsUntil describes them ("MODIFIED
-// pod/x"), their types only: "MODIFIED, DELETED".
-func eventTypes(got []string) string {
+// short is an event in short, as a sentence lists events:
+// "ADDED pod/web-1".
+func short(ev watch.Event) string {
+	if m, err := meta.Accessor(ev.Object); err == nil {
+		if _, ok := ev.Object.(*corev1.Pod); ok {
+			return fmt.Sprintf("%s pod/%s", ev.Type, m.GetName())
+		}
+	}
+	return fmt.Sprintf("%s %T", ev.Type, ev.Object)
+}
+
+// takenEvents is the events the stuck informer's reflector took from
+// its watch, as its tapped ListerWatcher (Streams) records them, each
+// in short.
+func takenEvents(rec *tap.Recorder) show.Source {
+	return rec.Render(func(e tap.Event) (string, bool) {
+		ev, ok := e.(tap.WatchEvent)
+		return short(ev.Event), ok
+	})
+}
+
+// eventTypes is events' types only: "MODIFIED, DELETED".
+func eventTypes(got []watch.Event) string {
 	types := make([]string, len(got))
 	for i, ev := range got {
-		types[i], _, _ = strings.Cut(ev, " ")
+		types[i] = string(ev.Type)
 	}
 	return strings.Join(types, ", ")
 }
 
 // replayed says what a watch delivered before the last of got, the
 // event that ends what the watch has to say about the past.
-func replayed(got []string) string {
+func replayed(got []watch.Event) string {
 	if len(got) <= 1 {
 		return "no event: the delete is lost"
 	}

@@ -6,10 +6,10 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
@@ -52,8 +52,11 @@ func watchWith(prefix string, opts metav1.ListOptions) func(context.Context, cor
 				return "", err
 			}
 		}
-		got, err := eventsUntil(ctx, w, "")
-		return "first: " + strings.Join(got, ""), err
+		got, err := eventsUntil(ctx, w, first)
+		if err != nil {
+			return "", err
+		}
+		return "first: " + short(got[0]), nil
 	}
 }
 
@@ -71,7 +74,7 @@ func deleteOnWatch(ctx context.Context, pods corev1client.PodInterface) (string,
 	if err := pods.Delete(ctx, "deleted", metav1.DeleteOptions{}); err != nil {
 		return "", err
 	}
-	got, err := eventsUntil(ctx, w, "DELETED pod/deleted")
+	got, err := eventsUntil(ctx, w, is(watch.Deleted, "deleted"))
 	return eventTypes(got), err
 }
 
@@ -94,7 +97,7 @@ func deleteBeforeWatch(ctx context.Context, pods corev1client.PodInterface) (str
 		return "", err
 	}
 	defer w.Stop()
-	got, err := eventsUntil(ctx, w, "ADDED pod/after")
+	got, err := eventsUntil(ctx, w, is(watch.Added, "after"))
 	return replayed(got), err
 }
 

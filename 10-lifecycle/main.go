@@ -7,9 +7,10 @@
 // Read alongside (client-go v0.37.2): tools/cache/shared_informer.go,
 // identity.go, informer_metrics.go, store.go, the_real_fifo.go,
 // informers/factory.go, util/workqueue/metrics.go. What only shows the
-// lesson is in observe.go: the handlers that wait on a step's schedule,
-// the loggers and metrics that keep what client-go reports, and the
-// print* functions that format what a step read.
+// lesson is in observe.go: the handler and index function that wait on
+// a step's schedule, the holding of step 4's handlers at the course's
+// tap (internal/tap), the loggers and metrics that keep what client-go
+// reports, and the print* functions that format what a step read.
 package main
 
 import (
@@ -39,6 +40,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("10-lifecycle", run) }
@@ -132,11 +134,15 @@ func namesAndMetrics(ctx context.Context, out io.Writer, c *cluster.Cluster) err
 	_, err = cache.NewInformerName("10-lifecycle")
 	fmt.Fprintf(out, "  NewInformerName again: %v\n", err)
 
+	rec := tap.NewRecorder(ctx)
 	// !+queue
+	// The metrics are what client-go reports of the queue; tap.Queue,
+	// the course's, records each call for the trace.
 	qm := newQueueMetrics()
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: qm})
+	var queue workqueue.TypedRateLimitingInterface[string] = tap.Queue[string]{Rec: rec,
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: qm})}
 	defer queue.ShutDown()
 	pods := factory.Core().V1().Pods().Informer()
 	_, err = pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -273,11 +279,14 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 		informers.WithNamespace(c.Namespace))
 	defer factory.Shutdown()
 	defer cancel()
-	lines := show.NewLines(ctx)
-	audit, report := newHeldHandler(ctx, "audit", lines), newHeldHandler(ctx, "report", lines)
+	// audit and report are handlers that only report, through the
+	// course's tap. The step holds each inside its OnUpdate calls
+	// (audit's first, report's first two) until it lets them go on.
+	rec := tap.NewRecorder(ctx)
+	audit, report := holdUpdates(rec, "audit", 1), holdUpdates(rec, "report", 2)
 	pods := factory.Core().V1().Pods().Informer()
-	auditReg, err := pods.AddEventHandler(audit)
-	reportReg, err2 := pods.AddEventHandler(report)
+	auditReg, err := pods.AddEventHandler(tap.Handler{Rec: rec, Name: "audit"})
+	reportReg, err2 := pods.AddEventHandler(tap.Handler{Rec: rec, Name: "report"})
 	if err := errors.Join(err, err2); err != nil {
 		return err
 	}
@@ -300,7 +309,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
 		return err
 	}
-	if err := show.Sorted(ctx, out, "", "  ", lines, 2); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", heldCalls(rec), 2); err != nil {
 		return err
 	}
 	// !+remove
@@ -310,10 +319,10 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v2"); err != nil {
 		return err
 	}
-	report.let(ctx)
-	audit.let(ctx)
+	report.Release()
+	audit.Release()
 	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
-	if err := show.Sorted(ctx, out, "", "  ", lines, 3); err != nil {
+	if err := show.Sorted(ctx, out, "", "  ", heldCalls(rec), 3); err != nil {
 		return err
 	}
 
@@ -321,11 +330,11 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	shutDown := make(chan error, 1)
 	go func() { shutDown <- cache.ShutDownEventHandler(pods, reportReg) }()
 	// !-shutDown
-	report.let(ctx)
+	report.Release()
 	err = <-shutDown
-	printShutDown(out, err, lines.Drain())
+	printShutDown(out, err, heldSoFar(rec))
 	err = cache.ShutDownEventHandler(pods, auditReg)
-	printShutDownAtOnce(out, err, lines.Drain())
+	printShutDownAtOnce(out, err, heldSoFar(rec))
 
 	// !+noHandler
 	created, err := createPods(ctx, c, "web-5")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -18,7 +19,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,
@@ -78,10 +79,10 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2", Namespace: "ns"}}
 	client := fake.NewSimpleClientset(pod)
 	informer := corev1informers.NewPodInformer(client, "ns", 0, nil)
-	lines := show.NewLines(ctx)
-	held, other := newHeldHandler(ctx, "held", lines), newHeldHandler(ctx, "other", lines)
-	heldReg, _ := informer.AddEventHandler(held)
-	_, _ = informer.AddEventHandler(other)
+	rec := tap.NewRecorder(ctx)
+	held, other := holdUpdates(rec, "held", 3), holdUpdates(rec, "other", 3)
+	heldReg, _ := informer.AddEventHandler(tap.Handler{Rec: rec, Name: "held"})
+	_, _ = informer.AddEventHandler(tap.Handler{Rec: rec, Name: "other"})
 	done := make(chan struct{})
 	go func() { defer close(done); informer.RunWithContext(ctx) }()
 	defer func() { cancel(); <-done }()
@@ -97,10 +98,11 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 	}
 	await := func(want ...string) {
 		t.Helper()
-		got, err := lines.AwaitSorted(ctx, len(want))
+		got, err := heldCalls(rec).Await(ctx, len(want))
 		if err != nil {
 			t.Fatal(err)
 		}
+		slices.Sort(got)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("got %q, want %q", got, want)
 		}
@@ -112,18 +114,18 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 	// too: it distributes one notification to every listener in turn.
 	update("v2")
 	update("v3")
-	other.let(ctx)
+	other.Release()
 	await("other: OnUpdate returns", "other: in OnUpdate web-2 release=v2")
-	other.let(ctx)
+	other.Release()
 	await("other: OnUpdate returns", "other: in OnUpdate web-2 release=v3")
 
 	if err := informer.RemoveEventHandler(heldReg); err != nil {
 		t.Fatal(err)
 	}
-	if got := lines.Drain(); len(got) != 0 {
-		t.Fatalf("RemoveEventHandler returned after %q; held's call cannot end before let", got)
+	if got := heldSoFar(rec); len(got) != 0 {
+		t.Fatalf("RemoveEventHandler returned after %q; held's call cannot end before Release", got)
 	}
-	held.let(ctx)
+	held.Release()
 	await("held: OnUpdate returns")
 	// ShutDownEventHandler waits until held's goroutine has ended: after
 	// it, every line held will ever send has been sent.
@@ -137,10 +139,10 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("ShutDownEventHandler did not return after the handler's call ended")
 	}
-	if got := lines.Drain(); len(got) != 0 {
+	if got := heldSoFar(rec); len(got) != 0 {
 		t.Errorf("after RemoveEventHandler, held still got %q; v2 and v3 should be dropped", got)
 	}
-	other.let(ctx)
+	other.Release()
 }
 
 // TestShutDownEventHandlerWaits pins that ShutDownEventHandler does not
@@ -153,9 +155,9 @@ func TestShutDownEventHandlerWaits(t *testing.T) {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2", Namespace: "ns"}}
 		client := fake.NewSimpleClientset(pod)
 		informer := corev1informers.NewPodInformer(client, "ns", 0, nil)
-		lines := show.NewLines(ctx)
-		h := newHeldHandler(ctx, "h", lines)
-		reg, _ := informer.AddEventHandler(h)
+		rec := tap.NewRecorder(ctx)
+		h := holdUpdates(rec, "h", 1)
+		reg, _ := informer.AddEventHandler(tap.Handler{Rec: rec, Name: "h"})
 		done := make(chan struct{})
 		go func() { defer close(done); informer.RunWithContext(ctx) }()
 		defer func() { cancel(); <-done }()
@@ -165,7 +167,7 @@ func TestShutDownEventHandlerWaits(t *testing.T) {
 		if _, err := client.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lines.Await(ctx, 1); err != nil {
+		if _, err := heldCalls(rec).Await(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
 		shutDown := make(chan error, 1)
@@ -176,11 +178,11 @@ func TestShutDownEventHandlerWaits(t *testing.T) {
 			t.Fatal("ShutDownEventHandler returned while its handler was inside OnUpdate")
 		default:
 		}
-		h.let(ctx)
+		h.Release()
 		if err := <-shutDown; err != nil {
 			t.Fatal(err)
 		}
-		if got := lines.Drain(); len(got) != 1 || got[0] != "h: OnUpdate returns" {
+		if got := heldSoFar(rec); len(got) != 1 || got[0] != "h: OnUpdate returns" {
 			t.Errorf("after ShutDownEventHandler: %q, want the call's end", got)
 		}
 	})

@@ -1,10 +1,11 @@
 package main
 
 // What the chapter needs only to *show* the lesson that main.go writes
-// out. Event handlers and an index function that take their time on the
-// step's schedule, not the clock's: they wait, inside a call, until the
-// step lets them go on, so that what a step prints is the same on every
-// run. The refusal step 1 has the workshop cluster make. Loggers that
+// out. An event handler and an index function that take their time on
+// the step's schedule, not the clock's, and the holding of step 4's
+// handlers at the course's tap (internal/tap): they wait, inside a call,
+// until the step lets them go on, so that what a step prints is the
+// same on every run. The refusal step 1 has the workshop cluster make. Loggers that
 // keep client-go's log lines, and the masking of what changes from run
 // to run in them. Metrics that keep every value client-go sets, so that
 // a step can await them. And the print* functions, which only format
@@ -33,6 +34,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
@@ -54,46 +56,65 @@ func slowIndexFunc(ctx context.Context, name string, release <-chan struct{}) ca
 
 // !-slowIndexFunc
 
-// heldHandler reports each OnUpdate and waits inside it until the step
-// lets it end (let).
-type heldHandler struct {
-	name    string
-	lines   *show.Lines
-	release chan struct{}
-	stop    <-chan struct{} // the step's end: never hold up a shutdown
+// holdUpdates holds the next n OnUpdate calls of the handler named
+// name at the course's tap (tap.Handler), each until the step releases
+// it: a handler inside a call for as long as the step needs. A held
+// call records Held as it begins to wait, Released as it goes on.
+func holdUpdates(rec *tap.Recorder, name string, n int) *tap.Gate {
+	return rec.HoldReporting(n, func(e tap.Event) bool {
+		call, ok := e.(tap.HandlerCall)
+		return ok && call.Handler == name && call.Method == "OnUpdate"
+	})
 }
 
-func newHeldHandler(ctx context.Context, name string, lines *show.Lines) *heldHandler {
-	return &heldHandler{name, lines, make(chan struct{}), ctx.Done()}
-}
+// heldCalls is the held calls rec gets, as lines for show.Sorted: what
+// else it gets (the handlers' other calls) is skipped.
+func heldCalls(rec *tap.Recorder) show.Source { return heldLines{rec} }
 
-func (h *heldHandler) OnAdd(any, bool) {}
-func (h *heldHandler) OnUpdate(_, obj any) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		if trace.On() {
-			trace.Record(trace.Event{Lane: trace.Handlers, Verb: "OnUpdate",
-				Text: h.name + ": " + pod.Name + " release=" + pod.Labels["release"] + " (held by the step)",
-				Func: "cache.(*processorListener).run"}, pod)
+type heldLines struct{ rec *tap.Recorder }
+
+func (h heldLines) Await(ctx context.Context, n int) ([]string, error) {
+	var got []string
+	for len(got) < n {
+		e, err := h.rec.Next(ctx)
+		if err != nil {
+			return got, err
 		}
-		h.lines.Sendf("%s: in OnUpdate %s release=%s", h.name, pod.Name, pod.Labels["release"])
+		if line, ok := heldLine(e); ok {
+			got = append(got, line)
+		}
 	}
-	select {
-	case <-h.release:
-	case <-h.stop:
-	}
-	if trace.On() {
-		trace.Record(trace.Event{Lane: trace.Handlers, Verb: "returns", Text: h.name + ": OnUpdate returns"}, nil)
-	}
-	h.lines.Sendf("%s: OnUpdate returns", h.name)
+	return got, nil
 }
-func (h *heldHandler) OnDelete(any) {}
 
-// let ends the call h is waiting in.
-func (h *heldHandler) let(ctx context.Context) {
-	select {
-	case h.release <- struct{}{}:
-	case <-ctx.Done():
+// heldSoFar is the held calls' lines among what rec got that no step
+// has awaited yet, without waiting.
+func heldSoFar(rec *tap.Recorder) []string {
+	got := []string{}
+	for _, e := range rec.Drain() {
+		if line, ok := heldLine(e); ok {
+			got = append(got, line)
+		}
 	}
+	return got
+}
+
+// heldLine is "audit: in OnUpdate web-2 release=v1" for a call held,
+// "audit: OnUpdate returns" for one let go; ok is false for any other
+// event.
+func heldLine(e tap.Event) (line string, ok bool) {
+	switch e := e.(type) {
+	case tap.Held:
+		call, isCall := e.Event.(tap.HandlerCall)
+		if pod, isPod := call.Obj.(*corev1.Pod); isCall && isPod {
+			return fmt.Sprintf("%s: in %s %s release=%s", call.Handler, call.Method, pod.Name, pod.Labels["release"]), true
+		}
+	case tap.Released:
+		if call, isCall := e.Event.(tap.HandlerCall); isCall {
+			return fmt.Sprintf("%s: %s returns", call.Handler, call.Method), true
+		}
+	}
+	return "", false
 }
 
 // slowHandler holds its first call until gate is closed, and takes
@@ -476,14 +497,6 @@ func (s *series) count() int {
 	return len(s.values)
 }
 
-// traceQueue records a workqueue metric's change as the call that made
-// it: its metrics carry no key.
-func traceQueue(verb, text, fn string) func(float64) {
-	return func(float64) {
-		trace.Record(trace.Event{Lane: trace.Workqueue, Verb: verb, Text: text, Func: fn}, nil)
-	}
-}
-
 // traceQueued records the RealFIFO's queued-items gauge as the FIFO
 // call that set it: a delta queued, a pop (a batch is one pop), a
 // Replace.
@@ -590,12 +603,7 @@ type queueMetrics struct {
 }
 
 func newQueueMetrics() *queueMetrics {
-	m := &queueMetrics{newSeries(), newSeries(), newSeries(), newSeries(), newSeries()}
-	m.adds.traced = traceQueue("Add", "a key not queued yet (metric adds)", "workqueue.(*Typed[T]).Add")
-	m.latency.traced = traceQueue("Get", "(metric latency)", "workqueue.(*Typed[T]).Get")
-	m.workDuration.traced = traceQueue("Done", "(metric work duration)", "workqueue.(*Typed[T]).Done")
-	m.retries.traced = traceQueue("AddRateLimited", "(metric retries)", "workqueue.(*rateLimitingType[T]).AddRateLimited")
-	return m
+	return &queueMetrics{newSeries(), newSeries(), newSeries(), newSeries(), newSeries()}
 }
 
 func (m *queueMetrics) NewDepthMetric(string) workqueue.GaugeMetric { return &upDown{s: m.depth} }

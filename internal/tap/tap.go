@@ -182,7 +182,9 @@ func (r *Recorder) Follow(f func(Event)) { r.follow = f }
 func (r *Recorder) holdAt(e Event) {
 	if g := r.holding(e); g != nil {
 		r.emit(Held{Event: e})
-		g.wait(r.done)
+		if g.wait(r.done) && g.reportRelease {
+			r.emit(Released{Event: e})
+		}
 	}
 }
 
@@ -207,13 +209,20 @@ type Gate struct {
 	tokens chan struct{} // one per Release
 	open   chan struct{} // closed by Open
 	once   sync.Once
+	// reportRelease: a held call records Released as it goes on
+	// (Recorder.HoldReporting).
+	reportRelease bool
 }
 
 // Hold holds the next n calls that match accepts, each at its tap right
 // after the tap recorded it (a handler's call once it has returned, a
 // request before it is sent): the tap then records Held, and waits.
 func (r *Recorder) Hold(n int, match func(Event) bool) *Gate {
-	g := &Gate{match: match, left: n, tokens: make(chan struct{}, n), open: make(chan struct{})}
+	return r.hold(&Gate{match: match, left: n, tokens: make(chan struct{}, n), open: make(chan struct{})})
+}
+
+// hold starts g holding: it is complete before a tap can see it.
+func (r *Recorder) hold(g *Gate) *Gate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.holds = append(r.holds, g)
@@ -232,12 +241,16 @@ func (g *Gate) Release() {
 // makes sure a step that fails leaves nothing held.
 func (g *Gate) Open() { g.once.Do(func() { close(g.open) }) }
 
-func (g *Gate) wait(done <-chan struct{}) {
+// wait reports whether the step let the call go (false: the recorder's
+// context ended).
+func (g *Gate) wait(done <-chan struct{}) bool {
 	select {
 	case <-g.tokens:
 	case <-g.open:
 	case <-done:
+		return false
 	}
+	return true
 }
 
 // Held is a call a Gate holds: recorded when its tap begins to wait.
