@@ -264,8 +264,8 @@ func TestViewStep(t *testing.T) {
 		if err := wait(); err != nil {
 			t.Fatalf("the chapter: %v; stderr:\n%s", err, seen)
 		}
-		if stdout.String() != string(want) {
-			t.Error("with --view --step the chapter printed something else than its golden file")
+		if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+			t.Errorf("with --view --step the chapter printed something else than its golden file (-want +got):\n%s", diff)
 		}
 	}
 }
