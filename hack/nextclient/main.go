@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -391,6 +392,25 @@ func moveModules(ctx context.Context, dir, asked string, progress func(string)) 
 			return m, fmt.Errorf("go get failed:\n%s", strings.TrimSpace(out))
 		}
 		for _, mv := range bad {
+			// A module the course pins beside client-go (as code-generator
+			// for chapter 13) whose pre-release is not published: it stays
+			// at the course's version, said so.
+			if asked := mv[0] + "@" + m.target; mv[1] == m.target && mv[0] != "k8s.io/client-go" && slices.Contains(pinned, mv[0]) {
+				args = slices.DeleteFunc(args, func(a string) bool { return a == asked })
+				// The new k8s.io modules may require it at the target
+				// too: then its tools (go.mod's tool directive) cannot
+				// be built in the copy, and go.mod drops them.
+				tools, err := dropTools(ctx, g, dir, mv[0])
+				if err != nil {
+					return m, err
+				}
+				what := fmt.Sprintf("%s is not served by the module proxy; %s stays at %s", asked, mv[0], m.current)
+				if len(tools) > 0 {
+					what = fmt.Sprintf("%s is not served by the module proxy; the copy's go.mod drops its tools (%s), which wait for it", asked, strings.Join(tools, ", "))
+				}
+				m.did = append(m.did, what)
+				continue
+			}
 			repl, how := newerServed(ctx, g, strings.TrimSpace(cacheDir), mv[0], mv[1])
 			if repl == "" {
 				return m, fmt.Errorf("%s@%s is not served and no newer version is at hand:\n%s", mv[0], mv[1], strings.TrimSpace(out))
@@ -400,6 +420,41 @@ func moveModules(ctx context.Context, dir, asked string, progress func(string)) 
 		}
 	}
 	return m, nil
+}
+
+// dropTools removes from dir's go.mod the tool directives of module's
+// packages, and module's requirement, and its go.sum lines, and returns
+// the tools it removed.
+func dropTools(ctx context.Context, g gocmd, dir, module string) ([]string, error) {
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	var tools []string
+	edit := []string{"mod", "edit"}
+	for _, f := range strings.Fields(string(gomod)) {
+		if strings.HasPrefix(f, module+"/") {
+			tools = append(tools, f)
+			edit = append(edit, "-droptool="+f)
+		}
+	}
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	edit = append(edit, "-droprequire="+module)
+	if out, err := g.run(ctx, edit...); err != nil {
+		return nil, fmt.Errorf("go mod edit: %s", strings.TrimSpace(out))
+	}
+	// And its go.sum lines: with its zip's hash there, go get wants the
+	// new version's hash too, which an unserved version cannot give.
+	sumFile := filepath.Join(dir, "go.sum")
+	sum, err := os.ReadFile(sumFile)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(string(sum), "\n")
+	lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, module+" ") })
+	return tools, os.WriteFile(sumFile, []byte(strings.Join(lines, "")), 0o644)
 }
 
 // newerServed finds a version of module newer than the unserved one: the
