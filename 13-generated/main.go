@@ -180,9 +180,10 @@ func generatedInformer(ctx context.Context, out io.Writer, c *cluster.Cluster, c
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	// !-filteredInformer
 
-	genEvents, handEvents := show.NewLines(ctx), show.NewLines(ctx)
-	genReg, err1 := generated.AddEventHandler(memoHandler(genEvents))
-	handReg, err2 := byHand.AddEventHandler(memoHandler(handEvents))
+	// Each informer's handler is the course's reporting tap.Handler.
+	genCalls, handCalls := tap.NewRecorder(ctx), tap.NewRecorder(ctx)
+	genReg, err1 := generated.AddEventHandler(tap.Handler{Rec: genCalls})
+	handReg, err2 := byHand.AddEventHandler(tap.Handler{Rec: handCalls})
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
@@ -210,10 +211,10 @@ func generatedInformer(ctx context.Context, out io.Writer, c *cluster.Cluster, c
 	if _, err := memos.Update(ctx, standup, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	if err := printEvents(ctx, out, "generated", genEvents, 4); err != nil {
+	if err := printEvents(ctx, out, "generated", memoCalls(genCalls), 4); err != nil {
 		return err
 	}
-	if err := printEvents(ctx, out, "by hand", handEvents, 4); err != nil {
+	if err := printEvents(ctx, out, "by hand", memoCalls(handCalls), 4); err != nil {
 		return err
 	}
 	return checkSameCache(generated, byHand)
@@ -355,16 +356,17 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 	}
 	// !-controller
 
-	// What the controller does is seen through the same informers, and
-	// through its workqueue, wrapped by the course's tap before the
-	// informers start: a sync that succeeded is the queue's Forget.
+	// What the controller does is seen through the same informers (a
+	// reporting tap.Handler on each), and through its workqueue, wrapped
+	// by the course's tap before the informers start: a sync that
+	// succeeded is the queue's Forget.
 	// (Its log goes nowhere here, as chapter 07's: the logger in ctx is
 	// what klog.FromContext finds.)
-	statuses, configMaps, rec := show.NewLines(ctx), show.NewLines(ctx), tap.NewRecorder(ctx)
+	memoRec, cmRec, rec := tap.NewRecorder(ctx), tap.NewRecorder(ctx), tap.NewRecorder(ctx)
 	controller.queue = tap.Queue[cache.ObjectName]{TypedRateLimitingInterface: controller.queue, Rec: rec}
 	ctx = klog.NewContext(ctx, logr.Discard())
-	_, err1 := memoInformer.Informer().AddEventHandler(statusHandler(statuses))
-	_, err2 := cmInformer.Informer().AddEventHandler(configMapHandler(configMaps))
+	_, err1 := memoInformer.Informer().AddEventHandler(tap.Handler{Rec: memoRec})
+	_, err2 := cmInformer.Informer().AddEventHandler(tap.Handler{Rec: cmRec})
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
@@ -372,7 +374,7 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 	kubeFactory.Start(ctx.Done())
 	wg.Go(func() { _ = controller.run(ctx, 1) })
 	if err := printControllerWork(ctx, out, "  one worker syncs the three memos "+
-		"(in no defined order; sorted):", configMaps, statuses, forgotten{rec}, 3); err != nil {
+		"(in no defined order; sorted):", configMaps(cmRec), statuses(memoRec), forgotten{rec}, 3); err != nil {
 		return err
 	}
 
@@ -385,7 +387,7 @@ func controllerOnIt(ctx context.Context, out io.Writer, c *cluster.Cluster, clie
 		return err
 	}
 	return printControllerWork(ctx, out, "  update memo/welcome's text; the controller follows:",
-		configMaps, statuses, forgotten{rec}, 1)
+		configMaps(cmRec), statuses(memoRec), forgotten{rec}, 1)
 }
 
 // typedAgainstDynamic caches the same memos twice: with the generated

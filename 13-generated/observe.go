@@ -32,7 +32,6 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // printCRD prints the CRD's names and what it serves.
@@ -122,42 +121,37 @@ func requests(c *cluster.Cluster, verbs ...string) []string {
 	return lines
 }
 
-// memoHandler reports each call of an informer's handler as a line.
-func memoHandler(lines *show.Lines) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, initial bool) {
-			if m, ok := obj.(*coursev1alpha1.Memo); ok {
-				recordCall("OnAdd", obj)
-				note := ""
-				if initial {
-					note = "  (initial list)"
-				}
-				lines.Send(fmt.Sprintf("%-9s %s%s", "ADDED", memoLine(m), note))
+// memoCalls is the calls an informer made on its handler, a tap.Handler
+// recording into rec, each as a line.
+func memoCalls(rec *tap.Recorder) show.Source {
+	return rec.CallLines(func(c tap.HandlerCall) string {
+		obj := c.Obj
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		m, ok := obj.(*coursev1alpha1.Memo)
+		if !ok {
+			return ""
+		}
+		switch c.Method {
+		case "OnAdd":
+			note := ""
+			if c.InInitialList {
+				note = "  (initial list)"
 			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if m, ok := obj.(*coursev1alpha1.Memo); ok {
-				recordCall("OnUpdate", obj)
-				lines.Send(fmt.Sprintf("%-9s %s", "UPDATED", memoLine(m)))
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if m, ok := obj.(*coursev1alpha1.Memo); ok {
-				recordCall("OnDelete", obj)
-				lines.Send(fmt.Sprintf("%-9s %s", "DELETED", memoLine(m)))
-			}
-		},
-	}
+			return fmt.Sprintf("%-9s %s%s", "ADDED", memoLine(m), note)
+		case "OnUpdate":
+			return fmt.Sprintf("%-9s %s", "UPDATED", memoLine(m))
+		}
+		return fmt.Sprintf("%-9s %s", "DELETED", memoLine(m))
+	})
 }
 
-// printEvents awaits n handler calls reported to lines and prints them:
+// printEvents awaits n handler calls from calls and prints them:
 // the initial list sorted (client-go hands it over in no defined order),
 // the rest as they came.
-func printEvents(ctx context.Context, out io.Writer, name string, lines *show.Lines, n int) error {
-	got, err := lines.Await(ctx, n)
+func printEvents(ctx context.Context, out io.Writer, name string, calls show.Source, n int) error {
+	got, err := calls.Await(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -189,18 +183,6 @@ func cacheKeys(inf cache.SharedIndexInformer) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// recordCall records a handler call on the trace's handlers lane, under
-// the client-go function that made it.
-func recordCall(verb string, obj any) {
-	if !trace.On() {
-		return
-	}
-	m, _ := obj.(*coursev1alpha1.Memo)
-	fn, _ := trace.Caller(nil)
-	trace.Record(trace.Event{Lane: trace.Handlers, Verb: verb,
-		Text: fmt.Sprintf("memo/%s rv=%s", m.Name, m.ResourceVersion), Func: fn}, obj)
 }
 
 // printListerReads prints what step 3's lister reads returned.
@@ -258,44 +240,42 @@ func printFactoryRun(out io.Writer, synced map[reflect.Type]bool, reqs []string,
 	fmt.Fprintf(out, "  Lister().Memos(ns).List(everything): %s\n", memoNames(teamA))
 }
 
-// statusHandler reports each memo whose status says the controller
+// statuses is each memo whose status, as the memo informer's handler
+// (a tap.Handler recording into rec) sees it change, says the controller
 // has published its current generation.
-func statusHandler(lines *show.Lines) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(old, obj any) {
-			o, ok1 := old.(*coursev1alpha1.Memo)
-			m, ok2 := obj.(*coursev1alpha1.Memo)
-			if !ok1 || !ok2 || o.Status == m.Status || m.Status.ObservedGeneration != m.Generation {
-				return
-			}
-			recordCall("OnUpdate", m)
-			lines.Sendf("memo/%s  generation=%d  status: configMap=%s observedGeneration=%d",
-				m.Name, m.Generation, m.Status.ConfigMap, m.Status.ObservedGeneration)
-		},
-	}
+func statuses(rec *tap.Recorder) show.Source {
+	return rec.CallLines(func(c tap.HandlerCall) string {
+		o, ok1 := c.Old.(*coursev1alpha1.Memo)
+		m, ok2 := c.Obj.(*coursev1alpha1.Memo)
+		if c.Method != "OnUpdate" || !ok1 || !ok2 || o.Status == m.Status || m.Status.ObservedGeneration != m.Generation {
+			return ""
+		}
+		return fmt.Sprintf("memo/%s  generation=%d  status: configMap=%s observedGeneration=%d",
+			m.Name, m.Generation, m.Status.ConfigMap, m.Status.ObservedGeneration)
+	})
 }
 
-// configMapHandler reports the ConfigMaps added and changed.
-func configMapHandler(lines *show.Lines) cache.ResourceEventHandler {
-	report := func(event string, obj any) {
-		if cm, ok := obj.(*corev1.ConfigMap); ok {
-			owner := ""
-			if ref := metav1.GetControllerOf(cm); ref != nil {
-				owner = "  owner=" + strings.ToLower(ref.Kind) + "/" + ref.Name
-			}
-			lines.Sendf("%-9s configmap/%s  text=%q%s", event, cm.Name, cm.Data["text"], owner)
+// configMaps is the ConfigMaps added and changed, as the ConfigMap
+// informer's handler (a tap.Handler recording into rec) sees them.
+func configMaps(rec *tap.Recorder) show.Source {
+	return rec.CallLines(func(c tap.HandlerCall) string {
+		cm, ok := c.Obj.(*corev1.ConfigMap)
+		event := map[string]string{"OnAdd": "ADDED", "OnUpdate": "UPDATED"}[c.Method]
+		if !ok || event == "" {
+			return ""
 		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { report("ADDED", obj) },
-		UpdateFunc: func(_, obj any) { report("UPDATED", obj) },
-	}
+		owner := ""
+		if ref := metav1.GetControllerOf(cm); ref != nil {
+			owner = "  owner=" + strings.ToLower(ref.Kind) + "/" + ref.Name
+		}
+		return fmt.Sprintf("%-9s configmap/%s  text=%q%s", event, cm.Name, cm.Data["text"], owner)
+	})
 }
 
 // printControllerWork awaits n ConfigMap events, n status lines and n
 // syncs the controller finished, and prints them, each kind sorted.
 func printControllerWork(ctx context.Context, out io.Writer, heading string,
-	configMaps, statuses *show.Lines, synced show.Source, n int) error {
+	configMaps, statuses, synced show.Source, n int) error {
 	var all []string
 	for _, lines := range []show.Source{configMaps, statuses, synced} {
 		got, err := lines.Await(ctx, n)
