@@ -15,6 +15,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/heap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
@@ -64,15 +65,15 @@ func TestMemoryFiguresHaveMargin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perPod := releasePerObject(caches, shapedPods)
+	perPod := heap.ReleasePerObject(caches, shapedPods)
 	for i, name := range variants {
 		r := perPod[i] / perPod[0]
 		t.Logf("%-20s %7.0f bytes per pod, %.3f of typed", name, perPod[i], r)
 		if i == 0 {
 			continue
 		}
-		for j := 1; j < len(scale); j++ {
-			if lo, hi := scale[j-1], scale[j]; r >= lo && r < hi {
+		for j := 1; j < len(heap.Scale); j++ {
+			if lo, hi := heap.Scale[j-1], heap.Scale[j]; r >= lo && r < hi {
 				if r < lo*1.15 || r > hi/1.15 {
 					t.Errorf("%s: ratio %.3f is within 15%% of an end of its interval %g-%g", name, r, lo, hi)
 				}

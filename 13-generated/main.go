@@ -16,7 +16,8 @@
 // cmd/informer-gen/generators/informer.go; at client-go v0.37.2,
 // gentype/type.go and listers/generic_helpers.go. crd.go holds the CRD,
 // controller.go step 5's controller, fake.go step 7, objects.go the
-// memos; observe.go and measure.go what only shows them at work.
+// memos; observe.go (and internal/heap, 09's measurement) what only
+// shows them at work.
 package main
 
 import (

@@ -33,6 +33,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/heap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
 
@@ -287,7 +288,7 @@ func BenchmarkMemoCaches(b *testing.B) {
 		cancel()
 		typed.Shutdown()
 		dyn.Shutdown()
-		perObject := releasePerObject(caches, n)
+		perObject := heap.ReleasePerObject(caches, n)
 		b.ReportMetric(perObject[0], "typed-B/memo")
 		b.ReportMetric(perObject[1], "dynamic-B/memo")
 	}

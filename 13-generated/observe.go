@@ -30,6 +30,7 @@ import (
 	coursev1alpha1 "github.com/informer-walkthrough/informer-walkthrough/13-generated/apis/course/v1alpha1"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/heap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
@@ -321,10 +322,10 @@ func printBoth(out io.Writer, memo *coursev1alpha1.Memo, text string,
 // printMemory prints how much heap each cache keeps per memo, as a
 // ratio to the typed one, and releases the informers.
 func printMemory(out io.Writer, caches []cache.SharedIndexInformer, n int) {
-	perObject := releasePerObject(caches, n)
+	perObject := heap.ReleasePerObject(caches, n)
 	fmt.Fprintf(out, "  %d memos cached twice; heap each cache keeps per memo, vs typed:\n", n)
-	fmt.Fprintf(out, "    %-38s %s\n", "typed (generated informer, *Memo)", scale125(perObject[0]/perObject[0]))
-	fmt.Fprintf(out, "    %-38s %s\n", "dynamic (dynamicinformer, Unstructured)", scale125(perObject[1]/perObject[0]))
+	fmt.Fprintf(out, "    %-38s %s\n", "typed (generated informer, *Memo)", heap.Scale125(perObject[0]/perObject[0]))
+	fmt.Fprintf(out, "    %-38s %s\n", "dynamic (dynamicinformer, Unstructured)", heap.Scale125(perObject[1]/perObject[0]))
 }
 
 // printActions prints a fake's recorded actions, verb and resource.
