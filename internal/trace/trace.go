@@ -109,12 +109,16 @@ type Trace struct {
 	Output   []Line            `json:"output"`
 	Objects  []json.RawMessage `json:"objects"`
 	Events   []Event           `json:"events"`
-	Done     bool              `json:"done"`
+	// Sources is what each step ran of the instrumented packages
+	// (--source), Texts those files' text by SourceKey.
+	Sources []SourceStep      `json:"sources,omitempty"`
+	Texts   map[string]string `json:"texts,omitempty"`
+	Done    bool              `json:"done"`
 }
 
 // Message is one item of the live stream, in seq order (see Recorder.Follow).
 type Message struct {
-	Type    string          `json:"type"` // meta, step, output, object, event, end
+	Type    string          `json:"type"` // meta, step, output, object, event, source, text, end
 	Chapter string          `json:"chapter,omitempty"`
 	Client  string          `json:"clientGo,omitempty"`
 	Lanes   []string        `json:"lanes,omitempty"`
@@ -123,6 +127,9 @@ type Message struct {
 	Index   int             `json:"index"`
 	Object  json.RawMessage `json:"object,omitempty"`
 	Event   *Event          `json:"event,omitempty"`
+	Source  *SourceStep     `json:"source,omitempty"`
+	Name    string          `json:"name,omitempty"` // a text's SourceKey
+	Text    string          `json:"text,omitempty"`
 }
 
 // Recorder collects one run's trace. Its methods are safe for concurrent
@@ -313,6 +320,14 @@ func (r *Recorder) Trace() Trace {
 	t.Output = append([]Line(nil), t.Output...)
 	t.Objects = append([]json.RawMessage(nil), t.Objects...)
 	t.Events = append([]Event(nil), t.Events...)
+	t.Sources = append([]SourceStep(nil), t.Sources...)
+	if t.Texts != nil {
+		texts := make(map[string]string, len(t.Texts))
+		for k, v := range t.Texts {
+			texts[k] = v
+		}
+		t.Texts = texts
+	}
 	return t
 }
 
