@@ -1,0 +1,566 @@
+package browser
+
+import (
+	"cmp"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
+)
+
+// The source pane (issue 34): a run recorded with the trace package as a
+// chapter run with --source records it, each step's counters as
+// trace.RecordSource takes them, over real files of client-go and
+// controller-runtime read from the module cache (their functions' real
+// lines, blocks made of their statements' real lines). The page, live and
+// offline, must show for the step on screen exactly the files the stream
+// holds, the lines its blocks cover with their counts, each function
+// linked to its line at the module's tag, and in the lanes without a tap
+// the step's counted activity.
+
+// repoAt is where the tests expect each module's files to be linked: the
+// repository at the pinned tag. The page's sourceURL must agree.
+var repoAt = map[string]string{
+	"k8s.io/client-go":               "https://github.com/kubernetes/client-go/blob/" + trace.ClientGo + "/",
+	"sigs.k8s.io/controller-runtime": "https://github.com/kubernetes-sigs/controller-runtime/blob/v0.25.2/",
+}
+
+// moduleDir is a module's directory in the module cache, and its version.
+func moduleDir(t *testing.T, module string) (dir, version string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", module, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 || f[0] == "" {
+		t.Fatalf("go list -m %s: %q (is the module downloaded? go mod download)", module, out)
+	}
+	return f[0], f[1]
+}
+
+// measured is a file of module as --source would count it: the functions
+// named in funcs (all of them if nil) entered count times (seed, seed+1,
+// …), and for each the block of its header and one block per statement of
+// its body (to the next statement's line). The text is the file's own.
+func measured(t *testing.T, module, path, part string, funcs []string, seed int) (trace.SourceFile, string) {
+	t.Helper()
+	dir, version := moduleDir(t, module)
+	src, err := os.ReadFile(filepath.Join(dir, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, path, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := trace.SourceFile{Module: module, Version: version, Path: path, Part: part}
+	line := func(p token.Pos) int { return fset.Position(p).Line }
+	found := map[string]bool{}
+	for _, d := range file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		name := funcName(fd)
+		if funcs != nil && !slices.Contains(funcs, name) {
+			continue
+		}
+		found[name] = true
+		n := seed + len(f.Funcs)
+		f.Funcs = append(f.Funcs, trace.SourceFunc{Name: name, Line: line(fd.Pos()), Count: n})
+		f.Blocks = append(f.Blocks, trace.SourceBlock{Start: line(fd.Pos()), End: line(fd.Body.Lbrace), Count: n})
+		// A statement's block ends where the next one starts, as a
+		// coverage block may end on the line of "} else {": that line
+		// is in two blocks.
+		for i, s := range fd.Body.List {
+			end := line(s.End())
+			if i+1 < len(fd.Body.List) {
+				end = max(end, line(fd.Body.List[i+1].Pos()))
+			}
+			f.Blocks = append(f.Blocks, trace.SourceBlock{Start: line(s.Pos()), End: end, Count: n * (1 + i%3)})
+		}
+	}
+	for _, name := range funcs {
+		if !found[name] {
+			t.Fatalf("%s@%s/%s has no function %s", module, version, path, name)
+		}
+	}
+	return f, string(src)
+}
+
+// funcName is a function as a reader names it: "(*Reflector).list",
+// "handleAnyWatch".
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	typ := fd.Recv.List[0].Type
+	star := ""
+	if s, ok := typ.(*ast.StarExpr); ok {
+		star, typ = "*", s.X
+	}
+	switch x := typ.(type) {
+	case *ast.IndexExpr:
+		typ = x.X
+	case *ast.IndexListExpr:
+		typ = x.X
+	}
+	id, _ := typ.(*ast.Ident)
+	if id == nil {
+		return fd.Name.Name
+	}
+	if star != "" {
+		return "(*" + id.Name + ")." + fd.Name.Name
+	}
+	return id.Name + "." + fd.Name.Name
+}
+
+// srcRun is the recorded run: its steps' titles, and what it recorded.
+type srcRun struct {
+	titles []string
+	steps  []trace.SourceStep // in the order recorded
+	texts  map[string]string
+}
+
+// recordRun plays a three-step run into rec, as a chapter's taps and
+// --source would, calling between(i) after step i's source is recorded
+// (the live test checks the page there). The lanes tapped: API server,
+// wire, handlers, workqueue, workers; the reflector, FIFO and store are
+// not, and show what the counters say.
+func recordRun(t *testing.T, out io.Writer, rec *trace.Recorder, between func(step int)) srcRun {
+	t.Helper()
+	const cg, cr = "k8s.io/client-go", "sigs.k8s.io/controller-runtime"
+	run := srcRun{texts: map[string]string{}}
+	file := func(module, path, part string, funcs []string, seed int) trace.SourceFile {
+		f, text := measured(t, module, path, part, funcs, seed)
+		run.texts[trace.SourceKey(f)] = text
+		return f
+	}
+	source := func(s trace.SourceStep) {
+		text := map[string]string{}
+		for _, f := range s.Files {
+			text[trace.SourceKey(f)] = run.texts[trace.SourceKey(f)]
+		}
+		rec.RecordSource(s, text)
+		run.steps = append(run.steps, s)
+	}
+	ev := func(l trace.Lane, verb, text, key string) {
+		rec.Record(trace.Event{Lane: l, Verb: verb, Text: text, Key: key}, nil)
+	}
+	heading := func(title string) {
+		fmt.Fprintln(out, title)
+		run.titles = append(run.titles, title)
+	}
+	ev(trace.APIServer, "GET", "get version: ok", "") // before the first heading
+
+	heading("Step 1. List and watch: the reflector fills the store")
+	ev(trace.Wire, "GET", "list /api/v1/namespaces/ns/configmaps?limit=500", "")
+	ev(trace.APIServer, "GET", "list configmaps: 2 items", "")
+	ev(trace.Wire, "GET", "watch /api/v1/namespaces/ns/configmaps?watch=true&resourceVersion=10", "")
+	ev(trace.Handlers, "OnAdd", "OnAdd configmap/a", "ns/a")
+	ev(trace.Workqueue, "Add", "add ns/a", "ns/a")
+	ev(trace.Workers, "sync", "worker 1 synced ns/a", "ns/a")
+	fmt.Fprintln(out, "  synced ns/a")
+	// Every function of reflector.go: a file of 1 300 lines, highlighted
+	// throughout.
+	source(trace.SourceStep{Step: 0, Files: []trace.SourceFile{
+		file(cg, "tools/cache/reflector.go", "reflector", nil, 1),
+		file(cg, "tools/cache/shared_informer.go", "informer loop", []string{"(*sharedIndexInformer).OnAdd"}, 2),
+		file(cg, "tools/cache/store.go", "store", []string{"(*cache).Add", "(*cache).Replace"}, 1),
+		file(cg, "tools/cache/the_real_fifo.go", "FIFO", []string{"(*RealFIFO).Add", "(*RealFIFO).Pop", "(*RealFIFO).Replace"}, 3),
+	}})
+	between(0)
+
+	heading("Step 2. An update, read through controller-runtime's cache")
+	ev(trace.Wire, "MODIFIED", "MODIFIED configmap ns/a rv=11", "ns/a")
+	ev(trace.Handlers, "OnUpdate", "OnUpdate configmap/a", "ns/a")
+	ev(trace.Workqueue, "Add", "add ns/a", "ns/a")
+	// Two messages for one step: the page adds them up.
+	source(trace.SourceStep{Step: 1, Files: []trace.SourceFile{
+		file(cg, "rest/request.go", "wire", []string{"(*Request).Watch"}, 1),
+		file(cg, "tools/cache/the_real_fifo.go", "FIFO", []string{"(*RealFIFO).Pop"}, 4),
+	}})
+	source(trace.SourceStep{Step: 1, Files: []trace.SourceFile{
+		file(cg, "tools/cache/the_real_fifo.go", "FIFO", []string{"(*RealFIFO).Add", "(*RealFIFO).Pop"}, 2),
+		file(cr, "pkg/cache/informer_cache.go", "controller-runtime cache", []string{"(*informerCache).Get", "(*informerCache).List"}, 5),
+	}})
+	between(1)
+
+	heading("Step 3. Nothing counted: the lanes say so")
+	ev(trace.Workers, "sync", "worker 1 synced ns/a", "ns/a")
+	between(2)
+	return run
+}
+
+// paneFile is a file of a step as the pane must show it.
+type paneFile struct {
+	Key, Path, Part string
+	Count           int
+	Funcs           []paneFunc
+	Ran             map[int]int // line → count
+}
+
+type paneFunc struct {
+	Name, Href string
+	Line       int
+	Count      string
+}
+
+// wantPane is what the pane must show for step st: the step's files (all
+// its source messages added up: by file, each function's counts by name
+// and line, each block's by its lines), by path; a line ran when a block
+// with a count covers it, with the largest such count. lanes is, per lane
+// name, the sum of its part's functions' counts.
+func (r srcRun) wantPane(st int) (files []paneFile, lanes map[string]int) {
+	type acc struct {
+		f      trace.SourceFile
+		funcs  map[trace.SourceFunc]int // Count zeroed: the key
+		blocks map[trace.SourceBlock]int
+	}
+	byKey := map[string]*acc{}
+	for _, s := range r.steps {
+		if s.Step != st {
+			continue
+		}
+		for _, f := range s.Files {
+			k := trace.SourceKey(f)
+			a := byKey[k]
+			if a == nil {
+				a = &acc{f: f, funcs: map[trace.SourceFunc]int{}, blocks: map[trace.SourceBlock]int{}}
+				byKey[k] = a
+			}
+			for _, fn := range f.Funcs {
+				a.funcs[trace.SourceFunc{Name: fn.Name, Line: fn.Line}] += fn.Count
+			}
+			for _, b := range f.Blocks {
+				a.blocks[trace.SourceBlock{Start: b.Start, End: b.End}] += b.Count
+			}
+		}
+	}
+	lanes = map[string]int{}
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		a := byKey[k]
+		pf := paneFile{Key: k, Path: a.f.Path, Part: a.f.Part, Ran: map[int]int{}}
+		fns := slices.SortedFunc(maps.Keys(a.funcs), func(x, y trace.SourceFunc) int {
+			return cmp.Or(cmp.Compare(x.Line, y.Line), cmp.Compare(x.Name, y.Name))
+		})
+		for _, fn := range fns {
+			n := a.funcs[fn]
+			pf.Count += n
+			pf.Funcs = append(pf.Funcs, paneFunc{Name: fn.Name, Line: fn.Line, Count: fmt.Sprintf("×%d", n),
+				Href: fmt.Sprintf("%s%s#L%d", repoAt[a.f.Module], a.f.Path, fn.Line)})
+		}
+		for b, n := range a.blocks {
+			for l := b.Start; l <= b.End && n > 0; l++ {
+				pf.Ran[l] = max(pf.Ran[l], n)
+			}
+		}
+		lanes[a.f.Part] += pf.Count
+		files = append(files, pf)
+	}
+	slices.SortStableFunc(files, func(x, y paneFile) int { return cmp.Compare(x.Path, y.Path) })
+	return files, lanes
+}
+
+// The pane as the page shows it.
+type shownPane struct {
+	Head  string
+	Files []struct {
+		Key, Path, Part, N string
+		Sel                bool
+	}
+	Funcs []struct {
+		Name, Href, Count string
+		Line              int
+	}
+	Ran   [][2]string // line, "×count"
+	Lines int
+	// The text of the functions' lines, as the code shows them.
+	Texts map[string]string
+	Title string
+}
+
+const paneJS = `(() => {
+  const code = document.getElementById('src-code');
+  const text = (d) => Array.from(d.childNodes).slice(2).map((n) => n.textContent).join('');
+  const texts = {};
+  for (const li of document.querySelectorAll('#src-funcs > li')) { const d = code.children[+li.dataset.line - 1]; texts[li.dataset.line] = d ? text(d) : null; }
+  return {
+    head: document.getElementById('src-head').textContent,
+    files: Array.from(document.querySelectorAll('#src-files > li'), (li) => ({Key: li.dataset.key, Path: li.dataset.path, Part: li.dataset.part, N: li.querySelector('.n').textContent, Sel: li.classList.contains('sel')})),
+    funcs: Array.from(document.querySelectorAll('#src-funcs > li'), (li) => ({Name: li.querySelector('a, .fn').textContent, Href: li.querySelector('a')?.href ?? '', Count: li.querySelector('.fc').textContent, Line: +li.dataset.line})),
+    ran: Array.from(code.querySelectorAll('.ln.ran'), (d) => [d.dataset.line, d.querySelector('.ct').textContent]),
+    lines: code.hidden ? 0 : code.children.length,
+    texts,
+    title: document.getElementById('src-title').textContent,
+  };
+})()`
+
+// notesJS: what each untapped lane says, on the timeline (drawn now) and
+// in its title.
+const notesJS = `(() => {
+  tracePage.draw();
+  const tl = {}, titles = {};
+  for (const t of document.querySelectorAll('#tl text[data-note-lane]')) tl[t.dataset.noteLane] = t.textContent;
+  for (const el of document.querySelectorAll('#lanes .lane.untapped')) titles[el.dataset.lane] = el.title;
+  return {tl, titles};
+})()`
+
+// checkPane steps through the run on an open page, and checks for each
+// step, at its heading and at its last position, the lanes' notes and the
+// pane, each file of the step in turn.
+func checkPane(t *testing.T, b *Browser, tr trace.Trace, run srcRun) {
+	t.Helper()
+	untapped := []string{"reflector", "FIFO", "store"}
+	for st, step := range tr.Steps {
+		files, lanes := run.wantPane(st)
+		last := step.Seq
+		for _, e := range tr.Events {
+			if e.Step == st {
+				last = e.Seq
+			}
+		}
+		for _, at := range []int{step.Seq, last} {
+			where := fmt.Sprintf("step %d (%q) at seq %d", st, step.Title, at)
+			if err := b.Eval(fmt.Sprintf("(tracePage.source(false), tracePage.seekSeq(%d))", at), new(any)); err != nil {
+				t.Fatal(err)
+			}
+			var notes struct{ TL, Titles map[string]string }
+			if err := b.Eval(notesJS, &notes); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{}
+			for _, l := range untapped {
+				want[l] = "no tap; nothing counted in this step"
+				if lanes[l] > 0 {
+					want[l] = fmt.Sprintf("ran ×%d, counted, not sequenced", lanes[l])
+				}
+			}
+			if !maps.Equal(notes.TL, want) || !maps.Equal(notes.Titles, want) {
+				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, notes.TL, notes.Titles, want)
+			}
+			if err := b.Eval("tracePage.source(true)", new(any)); err != nil {
+				t.Fatal(err)
+			}
+			var p shownPane
+			if err := b.Eval(paneJS, &p); err != nil {
+				t.Fatal(err)
+			}
+			var keys, gotKeys []string
+			for _, f := range files {
+				keys = append(keys, f.Key)
+			}
+			for _, f := range p.Files {
+				gotKeys = append(gotKeys, f.Key)
+			}
+			if !slices.Equal(gotKeys, keys) {
+				t.Errorf("%s: the pane lists the files %q, want %q", where, gotKeys, keys)
+				continue
+			}
+			if len(files) == 0 {
+				if p.Lines != 0 || len(p.Ran) != 0 {
+					t.Errorf("%s: no file, yet the code shows %d lines", where, p.Lines)
+				}
+				continue
+			}
+			for _, f := range files {
+				if err := b.Eval(fmt.Sprintf("tracePage.sourceFile(%q)", f.Key), new(any)); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Eval(paneJS, &p); err != nil {
+					t.Fatal(err)
+				}
+				checkFile(t, where, f, p, run.texts[f.Key])
+			}
+		}
+	}
+	if err := b.Eval("tracePage.source(false)", new(any)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkFile(t *testing.T, where string, f paneFile, p shownPane, text string) {
+	t.Helper()
+	where += ", " + f.Path
+	for _, g := range p.Files {
+		if g.Key != f.Key {
+			continue
+		}
+		if !g.Sel || g.Path != f.Path || g.Part != f.Part || g.N != fmt.Sprintf("×%d", f.Count) {
+			t.Errorf("%s: the file's entry is %+v, want path %q, part %q, ×%d, selected", where, g, f.Path, f.Part, f.Count)
+		}
+	}
+	var funcs []paneFunc
+	for _, fn := range p.Funcs {
+		funcs = append(funcs, paneFunc{Name: fn.Name, Href: fn.Href, Line: fn.Line, Count: fn.Count})
+	}
+	if !slices.Equal(funcs, f.Funcs) {
+		t.Errorf("%s: the functions are\n %+v\nwant\n %+v", where, funcs, f.Funcs)
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if p.Lines != len(lines) {
+		t.Errorf("%s: the code shows %d lines, the file has %d", where, p.Lines, len(lines))
+	}
+	for _, fn := range f.Funcs {
+		if got := p.Texts[fmt.Sprint(fn.Line)]; got != lines[fn.Line-1] {
+			t.Errorf("%s: line %d shows %q, the file's line is %q", where, fn.Line, got, lines[fn.Line-1])
+		}
+	}
+	want := map[string]string{}
+	for l, n := range f.Ran {
+		want[fmt.Sprint(l)] = fmt.Sprintf("×%d", n)
+	}
+	got := map[string]string{}
+	for _, r := range p.Ran {
+		got[r[0]] = r[1]
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: %d lines highlighted, want %d; first differences: %s", where, len(got), len(want), firstDiffs(got, want))
+	}
+	if mod, _, _ := strings.Cut(f.Key, "@"); !strings.HasSuffix(p.Title, f.Path) || !strings.HasPrefix(p.Title, mod+"@") {
+		t.Errorf("%s: the code's title is %q", where, p.Title)
+	}
+}
+
+func firstDiffs(got, want map[string]string) string {
+	var d []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got[k] != want[k] {
+			d = append(d, fmt.Sprintf("line %s: %q, want %q", k, got[k], want[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[k]; !ok {
+			d = append(d, fmt.Sprintf("line %s: %q, want none", k, got[k]))
+		}
+	}
+	return strings.Join(d[:min(5, len(d))], "; ")
+}
+
+// TestSourcePane records a run with a live page open (--view), checks
+// that the page shows each step's source as it arrives, then checks every
+// step of the live page and of the offline file (--trace) that the same
+// session wrote.
+func TestSourcePane(t *testing.T) {
+	leakcheck.Verify(t)
+	file := filepath.Join(t.TempDir(), "source.html")
+	s, err := trace.Start(trace.Options{Chapter: "00-source", ViewPort: 0, File: file}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			if err := s.Finish(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(finish)
+	b := Start(t)
+	if err := b.Open(s.URL(), false); err != nil {
+		t.Fatal(err)
+	}
+	// Follow the run at the top speed, with the pane open once it can be.
+	if err := b.Eval("tracePage.play(8)", new(any)); err != nil {
+		t.Fatal(err)
+	}
+	out := s.Writer(io.Discard)
+	run := recordRun(t, out, s.Recorder(), func(step int) {
+		files, _ := srcRunSoFar(t, s).wantPane(step)
+		// Live: once the page has reached the newest position, the step
+		// on screen is this one, and its pane lists what just came.
+		var paths []string
+		for _, f := range files {
+			paths = append(paths, f.Path)
+		}
+		// The pane is opened once, when the first source has come; then
+		// it follows the run by itself.
+		open := "document.body.classList.contains('show-source')"
+		if step == 0 {
+			open = "tracePage.source(true)"
+		}
+		js := fmt.Sprintf(`tracePage.positions() > 0 && tracePage.cursor() === tracePage.positions() - 1 && %s &&
+		  JSON.stringify(Array.from(document.querySelectorAll('#src-files > li'), (li) => li.dataset.path)) === %q`, open, jsonList(paths))
+		if err := b.Poll(js, 10*time.Second); err != nil {
+			var shown []string
+			b.Eval(`Array.from(document.querySelectorAll('#src-files > li'), (li) => li.dataset.path)`, &shown)
+			t.Fatalf("live, step %d: %v; the pane lists %q", step, err, shown)
+		}
+	})
+	finish()
+	if err := b.Poll("window.traceDone === true", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	tr := s.Recorder().Trace()
+	if len(tr.Steps) != len(run.titles) || len(tr.Sources) != len(run.steps) {
+		t.Fatalf("recorded %d steps and %d sources, want %d and %d", len(tr.Steps), len(tr.Sources), len(run.titles), len(run.steps))
+	}
+	t.Run("live", func(t *testing.T) { checkPane(t, b, tr, run) })
+
+	// The offline file holds it all: the page, the trace, the texts.
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := trace.ReadHTML(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Sources) != len(run.steps) || !maps.Equal(back.Texts, run.texts) {
+		t.Fatalf("the --trace file holds %d sources and %d texts, want %d and %d", len(back.Sources), len(back.Texts), len(run.steps), len(run.texts))
+	}
+	t.Run("offline", func(t *testing.T) {
+		if err := b.Open("file://"+file, true); err != nil {
+			t.Fatal(err)
+		}
+		checkPane(t, b, back, run)
+		// Step 1 on the screen: the lanes, then the pane.
+		mid := back.Steps[0].Seq + 4
+		for _, v := range []struct {
+			name string
+			pane bool
+		}{{"source-lanes.png", false}, {"source-pane.png", true}} {
+			if err := b.Eval(fmt.Sprintf("(tracePage.seekSeq(%d), tracePage.source(%t))", mid, v.pane), new(any)); err != nil {
+				t.Fatal(err)
+			}
+			path := shot(t, v.name)
+			if err := b.Screenshot(path); err != nil {
+				t.Fatal(err)
+			}
+			checkPNG(t, path)
+		}
+	})
+	for _, e := range b.Errors() {
+		t.Errorf("the page logged an error: %s", e)
+	}
+}
+
+// srcRunSoFar is what the session recorded so far, as a srcRun.
+func srcRunSoFar(t *testing.T, s *trace.Session) srcRun {
+	tr := s.Recorder().Trace()
+	return srcRun{steps: tr.Sources, texts: tr.Texts}
+}
+
+func jsonList(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
