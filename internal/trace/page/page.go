@@ -9,7 +9,8 @@
 // <!--TRACE--> (just before its own script, at the end of <body>): Offline
 // embeds a whole trace, Live points the page at a Server-Sent Events stream
 // whose messages are JSON: {"type":"meta",...} first, then "step", "output",
-// "object" and "event" in seq order, and "end" (see the trace package).
+// "object" and "event" in seq order, "source" and "text" as each step's
+// counters come (--source), and "end" (see the trace package).
 //
 // The timeline's positions are the step headings and the events, in seq
 // order; the cursor is one of them. Each event is a box as wide as its text
@@ -22,7 +23,19 @@
 // of the cursor's object are drawn black, and a token slides along the last
 // one as the cursor arrives. A lane with no event in the run is drawn thin
 // with "no tap in this chapter", and the store panel says when the store
-// lane is empty. Keys: space plays and pauses, → and ←
+// lane is empty.
+//
+// With --source the trace holds what each step ran of client-go (its
+// sources, and the files' texts). The source pane (the Source button, or
+// s) takes the board's place and shows, for the step at the cursor, each
+// file the step ran (all the step's source messages added up), its
+// functions with their counts, each linked to its line at the module's
+// tag (sourceURL, the page's one mapping from a module to its repository),
+// and the file's text with the lines that ran highlighted and counted (a
+// line in two blocks shows the larger count). A lane with no tap then
+// says "ran ×N, counted, not sequenced", N the sum of the counts of the
+// functions of the step's files whose part is that lane, or that nothing
+// was counted in the step. Keys: space plays and pauses, → and ←
 // move one position, ↓ ↑ PageDown PageUp one step (a presenter's clicker
 // sends PageDown and PageUp), Home and End the ends (End follows a live run
 // again). A live page follows the newest event until the user pauses or moves
@@ -32,10 +45,16 @@
 // data-lane (its name) and data-count (its events up to and including the
 // cursor); #step-title is the current step's heading; #steps lists every
 // heading; #store lists "key rv" lines, the store at the cursor; #cursor has
-// data-seq. window.traceReady is true once the data is there (live: once
+// data-seq. The source pane: #src-files lists the step's files (data-key,
+// data-path, data-part; .n the count; .sel the one shown), #src-funcs the
+// shown file's functions (data-func, data-line, data-count; a link), and
+// #src-code the file's lines, those that ran with class "ran", data-line
+// and data-count; an untapped lane's note on the timeline is
+// text[data-note-lane], and its element has data-ran. window.traceReady is true once the data is there (live: once
 // "meta" came), window.traceDone once the run is whole (live: after "end"),
 // window.traceError says why a trace could not be read; window.tracePage
-// moves the cursor (seek, seekSeq, play) and reports it.
+// moves the cursor (seek, seekSeq, play), opens the source pane (source,
+// sourceFile) and reports it.
 package page
 
 import (
