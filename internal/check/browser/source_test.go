@@ -1,7 +1,7 @@
 package browser
 
 import (
-	"cmp"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -30,13 +31,6 @@ import (
 // holds, the lines its blocks cover with their counts, each function
 // linked to its line at the module's tag, and in the lanes without a tap
 // the step's counted activity.
-
-// repoAt is where the tests expect each module's files to be linked: the
-// repository at the pinned tag. The page's sourceURL must agree.
-var repoAt = map[string]string{
-	"k8s.io/client-go":               "https://github.com/kubernetes/client-go/blob/" + trace.ClientGo + "/",
-	"sigs.k8s.io/controller-runtime": "https://github.com/kubernetes-sigs/controller-runtime/blob/v0.25.2/",
-}
 
 // moduleDir is a module's directory in the module cache, and its version.
 func moduleDir(t *testing.T, module string) (dir, version string) {
@@ -207,251 +201,6 @@ func recordRun(t *testing.T, out io.Writer, rec *trace.Recorder, between func(st
 	return run
 }
 
-// paneFile is a file of a step as the pane must show it.
-type paneFile struct {
-	Key, Path, Part string
-	Count           int
-	Funcs           []paneFunc
-	Ran             map[int]int // line → count
-}
-
-type paneFunc struct {
-	Name, Href string
-	Line       int
-	Count      string
-}
-
-// wantPane is what the pane must show for step st: the step's files (all
-// its source messages added up: by file, each function's counts by name
-// and line, each block's by its lines), by path; a line ran when a block
-// with a count covers it, with the largest such count. lanes is, per lane
-// name, the sum of its part's functions' counts.
-func (r srcRun) wantPane(st int) (files []paneFile, lanes map[string]int) {
-	type acc struct {
-		f      trace.SourceFile
-		funcs  map[trace.SourceFunc]int // Count zeroed: the key
-		blocks map[trace.SourceBlock]int
-	}
-	byKey := map[string]*acc{}
-	for _, s := range r.steps {
-		if s.Step != st {
-			continue
-		}
-		for _, f := range s.Files {
-			k := trace.SourceKey(f)
-			a := byKey[k]
-			if a == nil {
-				a = &acc{f: f, funcs: map[trace.SourceFunc]int{}, blocks: map[trace.SourceBlock]int{}}
-				byKey[k] = a
-			}
-			for _, fn := range f.Funcs {
-				a.funcs[trace.SourceFunc{Name: fn.Name, Line: fn.Line}] += fn.Count
-			}
-			for _, b := range f.Blocks {
-				a.blocks[trace.SourceBlock{Start: b.Start, End: b.End}] += b.Count
-			}
-		}
-	}
-	lanes = map[string]int{}
-	for _, k := range slices.Sorted(maps.Keys(byKey)) {
-		a := byKey[k]
-		pf := paneFile{Key: k, Path: a.f.Path, Part: a.f.Part, Ran: map[int]int{}}
-		fns := slices.SortedFunc(maps.Keys(a.funcs), func(x, y trace.SourceFunc) int {
-			return cmp.Or(cmp.Compare(x.Line, y.Line), cmp.Compare(x.Name, y.Name))
-		})
-		for _, fn := range fns {
-			n := a.funcs[fn]
-			pf.Count += n
-			pf.Funcs = append(pf.Funcs, paneFunc{Name: fn.Name, Line: fn.Line, Count: fmt.Sprintf("×%d", n),
-				Href: fmt.Sprintf("%s%s#L%d", repoAt[a.f.Module], a.f.Path, fn.Line)})
-		}
-		for b, n := range a.blocks {
-			for l := b.Start; l <= b.End && n > 0; l++ {
-				pf.Ran[l] = max(pf.Ran[l], n)
-			}
-		}
-		lanes[a.f.Part] += pf.Count
-		files = append(files, pf)
-	}
-	slices.SortStableFunc(files, func(x, y paneFile) int { return cmp.Compare(x.Path, y.Path) })
-	return files, lanes
-}
-
-// The pane as the page shows it.
-type shownPane struct {
-	Head  string
-	Files []struct {
-		Key, Path, Part, N string
-		Sel                bool
-	}
-	Funcs []struct {
-		Name, Href, Count string
-		Line              int
-	}
-	Ran   [][2]string // line, "×count"
-	Lines int
-	// The text of the functions' lines, as the code shows them.
-	Texts map[string]string
-	Title string
-}
-
-const paneJS = `(() => {
-  const code = document.getElementById('src-code');
-  const text = (d) => Array.from(d.childNodes).slice(2).map((n) => n.textContent).join('');
-  const texts = {};
-  for (const li of document.querySelectorAll('#src-funcs > li')) { const d = code.children[+li.dataset.line - 1]; texts[li.dataset.line] = d ? text(d) : null; }
-  return {
-    head: document.getElementById('src-head').textContent,
-    files: Array.from(document.querySelectorAll('#src-files > li'), (li) => ({Key: li.dataset.key, Path: li.dataset.path, Part: li.dataset.part, N: li.querySelector('.n').textContent, Sel: li.classList.contains('sel')})),
-    funcs: Array.from(document.querySelectorAll('#src-funcs > li'), (li) => ({Name: li.querySelector('a, .fn').textContent, Href: li.querySelector('a')?.href ?? '', Count: li.querySelector('.fc').textContent, Line: +li.dataset.line})),
-    ran: Array.from(code.querySelectorAll('.ln.ran'), (d) => [d.dataset.line, d.querySelector('.ct').textContent]),
-    lines: code.hidden ? 0 : code.children.length,
-    texts,
-    title: document.getElementById('src-title').textContent,
-  };
-})()`
-
-// notesJS: what each untapped lane says, on the timeline (drawn now) and
-// in its title.
-const notesJS = `(() => {
-  tracePage.draw();
-  const tl = {}, titles = {};
-  for (const t of document.querySelectorAll('#tl text[data-note-lane]')) tl[t.dataset.noteLane] = t.textContent;
-  for (const el of document.querySelectorAll('#lanes .lane.untapped')) titles[el.dataset.lane] = el.title;
-  return {tl, titles};
-})()`
-
-// checkPane steps through the run on an open page, and checks for each
-// step, at its heading and at its last position, the lanes' notes and the
-// pane, each file of the step in turn.
-func checkPane(t *testing.T, b *Browser, tr trace.Trace, run srcRun) {
-	t.Helper()
-	untapped := []string{"reflector", "FIFO", "store"}
-	for st, step := range tr.Steps {
-		files, lanes := run.wantPane(st)
-		last := step.Seq
-		for _, e := range tr.Events {
-			if e.Step == st {
-				last = e.Seq
-			}
-		}
-		for _, at := range []int{step.Seq, last} {
-			where := fmt.Sprintf("step %d (%q) at seq %d", st, step.Title, at)
-			if err := b.Eval(fmt.Sprintf("(tracePage.source(false), tracePage.seekSeq(%d))", at), new(any)); err != nil {
-				t.Fatal(err)
-			}
-			var notes struct{ TL, Titles map[string]string }
-			if err := b.Eval(notesJS, &notes); err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]string{}
-			for _, l := range untapped {
-				want[l] = "no tap; nothing counted in this step"
-				if lanes[l] > 0 {
-					want[l] = fmt.Sprintf("ran ×%d, counted, not sequenced", lanes[l])
-				}
-			}
-			if !maps.Equal(notes.TL, want) || !maps.Equal(notes.Titles, want) {
-				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, notes.TL, notes.Titles, want)
-			}
-			if err := b.Eval("tracePage.source(true)", new(any)); err != nil {
-				t.Fatal(err)
-			}
-			var p shownPane
-			if err := b.Eval(paneJS, &p); err != nil {
-				t.Fatal(err)
-			}
-			var keys, gotKeys []string
-			for _, f := range files {
-				keys = append(keys, f.Key)
-			}
-			for _, f := range p.Files {
-				gotKeys = append(gotKeys, f.Key)
-			}
-			if !slices.Equal(gotKeys, keys) {
-				t.Errorf("%s: the pane lists the files %q, want %q", where, gotKeys, keys)
-				continue
-			}
-			if len(files) == 0 {
-				if p.Lines != 0 || len(p.Ran) != 0 {
-					t.Errorf("%s: no file, yet the code shows %d lines", where, p.Lines)
-				}
-				continue
-			}
-			for _, f := range files {
-				if err := b.Eval(fmt.Sprintf("tracePage.sourceFile(%q)", f.Key), new(any)); err != nil {
-					t.Fatal(err)
-				}
-				if err := b.Eval(paneJS, &p); err != nil {
-					t.Fatal(err)
-				}
-				checkFile(t, where, f, p, run.texts[f.Key])
-			}
-		}
-	}
-	if err := b.Eval("tracePage.source(false)", new(any)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func checkFile(t *testing.T, where string, f paneFile, p shownPane, text string) {
-	t.Helper()
-	where += ", " + f.Path
-	for _, g := range p.Files {
-		if g.Key != f.Key {
-			continue
-		}
-		if !g.Sel || g.Path != f.Path || g.Part != f.Part || g.N != fmt.Sprintf("×%d", f.Count) {
-			t.Errorf("%s: the file's entry is %+v, want path %q, part %q, ×%d, selected", where, g, f.Path, f.Part, f.Count)
-		}
-	}
-	var funcs []paneFunc
-	for _, fn := range p.Funcs {
-		funcs = append(funcs, paneFunc{Name: fn.Name, Href: fn.Href, Line: fn.Line, Count: fn.Count})
-	}
-	if !slices.Equal(funcs, f.Funcs) {
-		t.Errorf("%s: the functions are\n %+v\nwant\n %+v", where, funcs, f.Funcs)
-	}
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if p.Lines != len(lines) {
-		t.Errorf("%s: the code shows %d lines, the file has %d", where, p.Lines, len(lines))
-	}
-	for _, fn := range f.Funcs {
-		if got := p.Texts[fmt.Sprint(fn.Line)]; got != lines[fn.Line-1] {
-			t.Errorf("%s: line %d shows %q, the file's line is %q", where, fn.Line, got, lines[fn.Line-1])
-		}
-	}
-	want := map[string]string{}
-	for l, n := range f.Ran {
-		want[fmt.Sprint(l)] = fmt.Sprintf("×%d", n)
-	}
-	got := map[string]string{}
-	for _, r := range p.Ran {
-		got[r[0]] = r[1]
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("%s: %d lines highlighted, want %d; first differences: %s", where, len(got), len(want), firstDiffs(got, want))
-	}
-	if mod, _, _ := strings.Cut(f.Key, "@"); !strings.HasSuffix(p.Title, f.Path) || !strings.HasPrefix(p.Title, mod+"@") {
-		t.Errorf("%s: the code's title is %q", where, p.Title)
-	}
-}
-
-func firstDiffs(got, want map[string]string) string {
-	var d []string
-	for _, k := range slices.Sorted(maps.Keys(want)) {
-		if got[k] != want[k] {
-			d = append(d, fmt.Sprintf("line %s: %q, want %q", k, got[k], want[k]))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(got)) {
-		if _, ok := want[k]; !ok {
-			d = append(d, fmt.Sprintf("line %s: %q, want none", k, got[k]))
-		}
-	}
-	return strings.Join(d[:min(5, len(d))], "; ")
-}
-
 // TestSourcePane records a run with a live page open (--view), checks
 // that the page shows each step's source as it arrives, then checks every
 // step of the live page and of the offline file (--trace) that the same
@@ -482,7 +231,7 @@ func TestSourcePane(t *testing.T) {
 	}
 	out := s.Writer(io.Discard)
 	run := recordRun(t, out, s.Recorder(), func(step int) {
-		files, _ := srcRunSoFar(t, s).wantPane(step)
+		files, _ := wantSource(s.Recorder().Trace(), step)
 		// Live: once the page has reached the newest position, the step
 		// on screen is this one, and its pane lists what just came.
 		var paths []string
@@ -511,7 +260,10 @@ func TestSourcePane(t *testing.T) {
 	if len(tr.Steps) != len(run.titles) || len(tr.Sources) != len(run.steps) {
 		t.Fatalf("recorded %d steps and %d sources, want %d and %d", len(tr.Steps), len(tr.Sources), len(run.titles), len(run.steps))
 	}
-	t.Run("live", func(t *testing.T) { checkPane(t, b, tr, run) })
+	if !reflect.DeepEqual(tr.Sources, run.steps) || !maps.Equal(tr.Texts, run.texts) {
+		t.Fatal("the recorder's sources are not what the run recorded")
+	}
+	t.Run("live", func(t *testing.T) { CheckSource(t, b, tr) })
 
 	// The offline file holds it all: the page, the trace, the texts.
 	page, err := os.ReadFile(file)
@@ -522,14 +274,14 @@ func TestSourcePane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Sources) != len(run.steps) || !maps.Equal(back.Texts, run.texts) {
+	if !reflect.DeepEqual(back.Sources, run.steps) || !maps.Equal(back.Texts, run.texts) {
 		t.Fatalf("the --trace file holds %d sources and %d texts, want %d and %d", len(back.Sources), len(back.Texts), len(run.steps), len(run.texts))
 	}
 	t.Run("offline", func(t *testing.T) {
 		if err := b.Open("file://"+file, true); err != nil {
 			t.Fatal(err)
 		}
-		checkPane(t, b, back, run)
+		CheckSource(t, b, back)
 		// Step 1 on the screen: the lanes, then the pane.
 		mid := back.Steps[0].Seq + 4
 		for _, v := range []struct {
@@ -549,12 +301,6 @@ func TestSourcePane(t *testing.T) {
 	for _, e := range b.Errors() {
 		t.Errorf("the page logged an error: %s", e)
 	}
-}
-
-// srcRunSoFar is what the session recorded so far, as a srcRun.
-func srcRunSoFar(t *testing.T, s *trace.Session) srcRun {
-	tr := s.Recorder().Trace()
-	return srcRun{steps: tr.Sources, texts: tr.Texts}
 }
 
 func jsonList(s []string) string {
@@ -677,5 +423,44 @@ func TestSourceURL(t *testing.T) {
 		if got != c.want {
 			t.Errorf("sourceURL(%s, %s, %s, %d) = %q, want %q", c.module, c.version, c.path, c.line, got, c.want)
 		}
+	}
+}
+
+// TestNoSourceNoPane: a trace recorded without --source has no Source
+// button, and its untapped lanes say "no tap in this chapter" as before.
+func TestNoSourceNoPane(t *testing.T) {
+	leakcheck.Verify(t)
+	data, _ := makeTrace(6)
+	var tr trace.Trace
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatal(err)
+	}
+	// One lane with no event, so that one says it.
+	var kept []trace.Event
+	for _, e := range tr.Events {
+		if e.Lane != trace.FIFO {
+			kept = append(kept, e)
+		}
+	}
+	tr.Events = kept
+	data, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := writeOffline(t, data)
+	b := Start(t)
+	if err := b.Open(url, true); err != nil {
+		t.Fatal(err)
+	}
+	var hidden bool
+	if err := b.Eval("document.getElementById('b-source').hidden", &hidden); err != nil {
+		t.Fatal(err)
+	}
+	if !hidden {
+		t.Error("a trace without sources shows the Source button")
+	}
+	CheckSource(t, b, tr)
+	for _, e := range b.Errors() {
+		t.Errorf("the page logged an error: %s", e)
 	}
 }
