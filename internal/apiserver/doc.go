@@ -46,7 +46,7 @@
 //     protobuf client-go's typed clients ask for), metadata.go (as=PartialObjectMetadata), table.go
 //     (as=Table, for kubectl get), apply.go and fields.go (server-side
 //     apply and managedFields), scale.go (the scale subresource),
-//     podsubresources.go, token.go and certificates.go (pods/binding and
+//     podsubresources.go, token.go and registry_certificates.go (pods/binding and
 //     pods/eviction, serviceaccounts/token and the OpenID documents, a
 //     CertificateSigningRequest's approval and status),
 //     openapi.go (what kubectl and apply read), discovery (legacy

@@ -201,10 +201,10 @@ var strategies = map[schema.GroupResource]strategy{
 		ShortNames: []string{"sc"}, Table: storageClassTable,
 		Default: defaultStorageClass,
 	},
-	// certificates.k8s.io (certificates.go)
+	// certificates.k8s.io (registry_certificates.go)
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
 
-	// admissionregistration.k8s.io (admissionregistration.go): stored,
+	// admissionregistration.k8s.io (registry_admissionregistration.go): stored,
 	// never called.
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}: {
 		Generation: true, SpecField: "Webhooks", Table: mutatingWebhookTable, Default: defaultWebhookConfiguration,
