@@ -120,3 +120,71 @@ func defaultValidatingAdmissionPolicy(obj runtime.Object, _ metav1.Time) {
 func defaultValidatingAdmissionPolicyBinding(obj runtime.Object, _ metav1.Time) {
 	defaultMatchResources(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec.MatchResources)
 }
+
+// webhooksColumn is the Webhooks column of both webhook configurations
+// (mutatingWebhookColumnDefinitions, validatingWebhookColumnDefinitions).
+var webhooksColumn = metav1.TableColumnDefinition{Name: "Webhooks", Type: "integer", Description: "Webhooks indicates the number of webhooks registered in this configuration"}
+
+// mutatingWebhookTable: printMutatingWebhook.
+var mutatingWebhookTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{nameColumn, webhooksColumn, ageColumn},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
+		return []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp)}
+	},
+}
+
+// validatingWebhookTable: printValidatingWebhook.
+var validatingWebhookTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{nameColumn, webhooksColumn, ageColumn},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+		return []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp)}
+	},
+}
+
+// validatingAdmissionPolicyTable: the validatingAdmissionPolicy columns
+// and printValidatingAdmissionPolicy.
+var validatingAdmissionPolicyTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Validations", Type: "integer", Description: "Validations indicates the number of validation rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+		paramKind := "<unset>"
+		if k := p.Spec.ParamKind; k != nil {
+			paramKind = k.APIVersion + "/" + k.Kind
+		}
+		return []any{p.Name, int64(len(p.Spec.Validations)), paramKind, age(p.CreationTimestamp)}
+	},
+}
+
+// validatingAdmissionPolicyBindingTable: the
+// validatingAdmissionPolicyBinding columns and
+// printValidatingAdmissionPolicyBinding.
+var validatingAdmissionPolicyBindingTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "PolicyName", Type: "string", Description: "PolicyName indicates the policy definition which the policy binding binded to"},
+		{Name: "ParamRef", Type: "string", Description: "ParamRef indicates the param resource which sets the configuration param"},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
+		param := "<unset>"
+		if pr := b.Spec.ParamRef; pr != nil {
+			switch {
+			case pr.Name != "" && pr.Namespace != "":
+				param = pr.Namespace + "/" + pr.Name
+			case pr.Name != "":
+				param = "*/" + pr.Name
+			case pr.Selector != nil:
+				param = pr.Selector.String()
+			}
+		}
+		return []any{b.Name, b.Spec.PolicyName, param, age(b.CreationTimestamp)}
+	},
+}

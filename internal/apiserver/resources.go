@@ -89,7 +89,7 @@ type strategy struct {
 	ResetStatusOnCreate bool
 
 	// Table is how kubectl get prints the resource: the columns and
-	// cells of a Table answer (table.go, table_kinds.go), as the kind's
+	// cells of a Table answer (table.go; each kind's in its registry_<group>.go), as the kind's
 	// registry in kube-apiserver prints it. Every built-in kind has one
 	// (TestTableColumnsEveryKind); without one, a Table request is
 	// answered 406, as kube-apiserver answers for a kind that has no

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -433,76 +431,6 @@ func (s *store) bootstrap() error {
 	}
 	_, err := s.createLocked(s.reg.lookup(servicesGVR), metav1.NamespaceDefault, "kube-apiserver", svc, false)
 	return err
-}
-
-// validateObject holds the few field validations the chapters and the
-// suites tried on the workshop cluster meet: a pod, or a pod template,
-// needs a container (ValidatePodSpec; kube-apiserver v1.37.2 answers
-// "spec.template.spec.containers: Required value" for a Deployment).
-func validateObject(res *Resource, obj runtime.Object) error {
-	path := field.NewPath("spec")
-	var spec *corev1.PodSpec
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		spec = &o.Spec
-	case *corev1.PodTemplate:
-		spec, path = &o.Template.Spec, field.NewPath("template", "spec")
-	case *appsv1.Deployment:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.ReplicaSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.StatefulSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.DaemonSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *batchv1.Job:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *batchv1.CronJob:
-		spec, path = &o.Spec.JobTemplate.Spec.Template.Spec, path.Child("jobTemplate", "spec", "template", "spec")
-	default:
-		return nil
-	}
-	if len(spec.Containers) == 0 {
-		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), metaOf(obj).GetName(),
-			field.ErrorList{field.Required(path.Child("containers"), "")})
-	}
-	return nil
-}
-
-// validatePodUpdate refuses what kube-apiserver refuses: a pod's spec is
-// immutable but for container images, activeDeadlineSeconds, added
-// tolerations and removed scheduling gates.
-func validatePodUpdate(res *Resource, next, old runtime.Object) error {
-	np, ok := next.(*corev1.Pod)
-	if !ok {
-		return nil
-	}
-	op := old.(*corev1.Pod)
-	a, b := np.Spec.DeepCopy(), op.Spec.DeepCopy()
-	for _, s := range []*corev1.PodSpec{a, b} {
-		for i := range s.Containers {
-			s.Containers[i].Image = ""
-		}
-		for i := range s.InitContainers {
-			s.InitContainers[i].Image = ""
-		}
-		s.ActiveDeadlineSeconds = nil
-		s.SchedulingGates = nil
-	}
-	if len(a.Tolerations) >= len(b.Tolerations) &&
-		apiequality.Semantic.DeepEqual(a.Tolerations[:len(b.Tolerations)], b.Tolerations) {
-		a.Tolerations, b.Tolerations = nil, nil // only additions
-	}
-	gatesOK := len(np.Spec.SchedulingGates) <= len(op.Spec.SchedulingGates) // gates may only go
-	if apiequality.Semantic.DeepEqual(a, b) && gatesOK {
-		return nil
-	}
-	return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), np.Name, field.ErrorList{
-		field.Forbidden(field.NewPath("spec"), "pod updates may not change fields other than "+
-			"`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"+
-			"`spec.tolerations` (only additions to existing tolerations),"+
-			"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"),
-	})
 }
 
 // update is PUT of the object (subresource "") or of its status.
