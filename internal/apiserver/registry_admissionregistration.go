@@ -4,8 +4,33 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
+
+// admissionregistration.k8s.io/v1 (kubernetes
+// pkg/registry/admissionregistration): webhook configurations and
+// admission policies, stored with their defaults and printed.
+var admissionregistrationStrategies = map[schema.GroupResource]strategy{
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}: {
+		Generation: true, SpecField: "Webhooks", Table: mutatingWebhookTable, Default: defaultWebhookConfiguration,
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {
+		Generation: true, SpecField: "Webhooks", Table: validatingWebhookTable, Default: defaultWebhookConfiguration,
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}: {
+		Generation: true, ResetStatusOnCreate: true, Table: validatingAdmissionPolicyTable, Default: defaultValidatingAdmissionPolicy,
+		// validatingAdmissionPolicyStatusStrategy.PrepareForUpdate:
+		// metav1.ResetObjectMetaForStatus keeps the old labels,
+		// annotations, finalizers and ownerReferences.
+		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
+			metav1.ResetObjectMetaForStatus(next.(metav1.Object), old.(metav1.Object))
+		},
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {
+		Generation: true, Table: validatingAdmissionPolicyBindingTable, Default: defaultValidatingAdmissionPolicyBinding,
+	},
+}
 
 // admissionregistration.k8s.io/v1: webhook configurations and
 // validating admission policies, stored as kube-apiserver v1.37.2 stores

@@ -14,6 +14,39 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// apps/v1 (kubernetes pkg/registry/apps/<kind>): strategies, defaults
+// (pkg/apis/apps/v1/defaults.go) and printers. Their scale subresource is
+// generic (scale.go).
+var appsStrategies = map[schema.GroupResource]strategy{
+	{Group: "apps", Resource: "deployments"}: {
+		ShortNames: []string{"deploy"}, Generation: true, GenerationOnAnnotations: true, Table: deploymentTable,
+		Default: defaultDeployment,
+		// deploymentStatusStrategy: a status write keeps the labels.
+		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
+			next.(*appsv1.Deployment).Labels = old.(*appsv1.Deployment).Labels
+		},
+	},
+	{Group: "apps", Resource: "replicasets"}: {
+		ShortNames: []string{"rs"}, Table: replicaSetTable, Generation: true, ResetStatusOnCreate: true,
+		Default: func(obj runtime.Object, _ metav1.Time) {
+			rs := obj.(*appsv1.ReplicaSet)
+			if rs.Spec.Replicas == nil {
+				rs.Spec.Replicas = ptr.To[int32](1)
+			}
+			defaultPodSpec(&rs.Spec.Template.Spec)
+		},
+	},
+	{Group: "apps", Resource: "statefulsets"}: {
+		ShortNames: []string{"sts"}, Table: statefulSetTable, Generation: true, ResetStatusOnCreate: true,
+		Default: defaultStatefulSet,
+	},
+	{Group: "apps", Resource: "daemonsets"}: {
+		ShortNames: []string{"ds"}, Table: daemonSetTable, Generation: true, ResetStatusOnCreate: true,
+		Default: defaultDaemonSet,
+	},
+	{Group: "apps", Resource: "controllerrevisions"}: {Table: controllerRevisionTable},
+}
+
 // defaultStatefulSet is SetDefaults_StatefulSet (pkg/apis/apps/v1/defaults.go).
 func defaultStatefulSet(obj runtime.Object, _ metav1.Time) {
 	s := &obj.(*appsv1.StatefulSet).Spec

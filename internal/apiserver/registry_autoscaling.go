@@ -9,7 +9,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// autoscaling/v2 (kubernetes pkg/registry/autoscaling).
+var autoscalingStrategies = map[schema.GroupResource]strategy{
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: {
+		ShortNames: []string{"hpa"}, Table: horizontalPodAutoscalerTable, Generation: true, ResetStatusOnCreate: true,
+	},
+}
 
 // horizontalPodAutoscalerTable: horizontalPodAutoscalerColumnDefinitions
 // and printHorizontalPodAutoscaler. MaxPods and Replicas are integer

@@ -3,13 +3,40 @@ package apiserver
 import (
 	"fmt"
 	"maps"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
+
+// batch/v1 (kubernetes pkg/registry/batch/job, cronjob): strategies,
+// defaults (pkg/apis/batch/v1/defaults.go), a Job's selector and printers.
+var batchStrategies = map[schema.GroupResource]strategy{
+	{Group: "batch", Resource: "jobs"}: {
+		Table: jobTable, Generation: true, ResetStatusOnCreate: true,
+		Fields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
+		},
+		FieldLabel: func(label, value string) (string, string, error) {
+			switch label {
+			case "metadata.name", "metadata.namespace", "status.successful":
+				return label, value, nil
+			}
+			return "", "", fmt.Errorf("field label %q not supported for Job", label)
+		},
+		Default: defaultJob,
+		Admit:   admitJob,
+	},
+	{Group: "batch", Resource: "cronjobs"}: {
+		ShortNames: []string{"cj"}, Table: cronJobTable, Generation: true, ResetStatusOnCreate: true,
+		Default: defaultCronJob,
+	},
+}
 
 // defaultJob is SetDefaults_Job (pkg/apis/batch/v1/defaults.go) and the
 // template's pod defaults (transcript 93).

@@ -16,12 +16,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
+
+// certificates.k8s.io/v1 (kubernetes pkg/registry/certificates): a
+// CertificateSigningRequest's strategy (csrStrategy, below), its
+// validation, its approval subresource and its printer.
+var certificatesStrategies = map[schema.GroupResource]strategy{
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
+}
 
 // CertificateSigningRequests (certificates.k8s.io/v1), as kube-apiserver
 // v1.37.2 stores them: kubernetes pkg/registry/certificates/certificates

@@ -4,7 +4,13 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// coordination.k8s.io/v1: Leases, stored as sent.
+var coordinationStrategies = map[schema.GroupResource]strategy{
+	{Group: "coordination.k8s.io", Resource: "leases"}: {Table: leaseTable},
+}
 
 // leaseTable: leaseColumnDefinitions and printLease.
 var leaseTable = &tablePrinter{

@@ -16,9 +16,73 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
+
+// The core group ("", v1), but for pods and pod templates
+// (registry_core_pods.go) and services (registry_core_services.go): each
+// kind's strategy (kubernetes pkg/registry/core/<kind>/strategy.go), its
+// defaults (pkg/apis/core/v1/defaults.go), the admission plugins that
+// act on it, its validation and its printer, below.
+var coreStrategies = map[schema.GroupResource]strategy{
+	{Resource: "namespaces"}: {
+		ShortNames: []string{"ns"}, NameIsLabel: true, Table: namespaceTable,
+		Fields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
+		},
+		FieldLabel: fieldLabels("metadata.name", "status.phase"),
+		Default:    defaultNamespace,
+		Admit:      admitNamespace,
+	},
+	{Resource: "nodes"}: {
+		ShortNames: []string{"no"}, Table: nodeTable,
+		Fields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"spec.unschedulable": fmt.Sprint(obj.(*corev1.Node).Spec.Unschedulable)}
+		},
+		FieldLabel: fieldLabels("metadata.name", "spec.unschedulable"),
+		Admit:      admitNode,
+	},
+	{Resource: "configmaps"}: {ShortNames: []string{"cm"}, Table: configMapTable, ValidateUpdate: validateConfigMapUpdate},
+	{Resource: "endpoints"}:  {ShortNames: []string{"ep"}, Table: endpointsTable, Default: defaultEndpoints},
+	{Resource: "secrets"}: {
+		Table:            secretTable,
+		Fields:           func(obj runtime.Object) fields.Set { return fields.Set{"type": string(obj.(*corev1.Secret).Type)} },
+		FieldLabel:       fieldLabels("type", "metadata.namespace", "metadata.name"),
+		Default:          defaultSecret,
+		PrepareForUpdate: func(next, _ runtime.Object) { defaultSecret(next, metav1.Time{}) },
+		ValidateUpdate:   validateSecretUpdate,
+	},
+	{Resource: "serviceaccounts"}: {ShortNames: []string{"sa"}, Table: serviceAccountTable},
+	{Resource: "events"}: {
+		ShortNames: []string{"ev"}, Table: eventTable,
+		Fields: func(obj runtime.Object) fields.Set { return eventFields(obj.(*corev1.Event)) },
+		FieldLabel: fieldLabels("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+			"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+			"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+			"metadata.namespace", "metadata.name"),
+	},
+	{Resource: "persistentvolumeclaims"}: {
+		ShortNames: []string{"pvc"}, Table: persistentVolumeClaimTable, ResetStatusOnCreate: true,
+		Default: defaultPVC,
+		Admit: func(obj runtime.Object, _ metav1.Time) {
+			if p := obj.(*corev1.PersistentVolumeClaim); p.Status.Phase == "" {
+				p.Status.Phase = corev1.ClaimPending
+			}
+		},
+	},
+	{Resource: "persistentvolumes"}: {
+		ShortNames: []string{"pv"}, Table: persistentVolumeTable, ResetStatusOnCreate: true,
+		Admit: func(obj runtime.Object, now metav1.Time) {
+			pv := obj.(*corev1.PersistentVolume)
+			pv.Status.Phase = corev1.VolumePending
+			pv.Status.LastPhaseTransitionTime = &now
+		},
+	},
+	{Resource: "limitranges"}:    {ShortNames: []string{"limits"}, Table: limitRangeTable},
+	{Resource: "resourcequotas"}: {ShortNames: []string{"quota"}, Table: resourceQuotaTable, ResetStatusOnCreate: true},
+}
 
 // defaultEndpoints: SetDefaults_EndpointPort, each port's protocol TCP.
 func defaultEndpoints(obj runtime.Object, _ metav1.Time) {

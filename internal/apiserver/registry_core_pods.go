@@ -15,9 +15,32 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
+
+// Pods and pod templates (kubernetes pkg/registry/core/pod,
+// pkg/registry/core/podtemplate): their strategies, the pod spec's
+// defaults and validation, shared by every kind with a pod template, the
+// admission plugins that act on a pod, and their printers. A pod's
+// subresources binding and eviction are in podsubresources.go.
+var podStrategies = map[schema.GroupResource]strategy{
+	{Resource: "pods"}: {
+		ShortNames: []string{"po"}, Generation: true, GracefulDelete: true, Table: podTable,
+		Fields:     podFields,
+		FieldLabel: podFieldLabel,
+		Default:    defaultPod,
+		Admit:      admitPod,
+		// podStatusStrategy: a status write may not touch ownerReferences.
+		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
+			next.(*corev1.Pod).OwnerReferences = old.(*corev1.Pod).OwnerReferences
+		},
+	},
+	{Resource: "podtemplates"}: {Generation: true, Table: podTemplateTable, Default: func(obj runtime.Object, _ metav1.Time) {
+		defaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec)
+	}},
+}
 
 // podFieldLabel is the Pod's conversion (pkg/apis/core/v1/conversion.go),
 // with spec.host, the old name of spec.nodeName.

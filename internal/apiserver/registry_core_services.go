@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +16,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
+
+// Services (kubernetes pkg/registry/core/service): the strategy, the
+// defaults, the allocation of cluster IPs and node ports, and the printer.
+var serviceStrategies = map[schema.GroupResource]strategy{
+	{Resource: "services"}: {
+		ShortNames: []string{"svc"}, Table: serviceTable, ResetStatusOnCreate: true,
+		NameIsLabel: true, // ValidateServiceName: a DNS-1123 label in v1.37
+		Fields: func(obj runtime.Object) fields.Set {
+			s := obj.(*corev1.Service)
+			return fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
+		},
+		FieldLabel: fieldLabels("metadata.namespace", "metadata.name", "spec.clusterIP", "spec.type"),
+		Default:    defaultService,
+		Allocate:   allocateService,
+	},
+}
 
 // defaultService is SetDefaults_Service (pkg/apis/core/v1/defaults.go):
 // the writer owns these (transcript 92).

@@ -6,7 +6,13 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// discovery.k8s.io/v1 (kubernetes pkg/registry/discovery/endpointslice).
+var discoveryStrategies = map[schema.GroupResource]strategy{
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {Generation: true, Table: endpointSliceTable},
+}
 
 // endpointSliceTable: endpointSliceColumnDefinitions and
 // printEndpointSlice (formatDiscoveryPorts, formatDiscoveryEndpoints).

@@ -4,7 +4,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// events.k8s.io/v1: the same Events as the core group's, by other field
+// names (pkg/apis/events/v1/conversion.go maps them to the core ones).
+// The workshop cluster stores the two apart.
+var eventsStrategies = map[schema.GroupResource]strategy{
+	// field names (pkg/apis/events/v1/conversion.go maps them to the
+	{Group: "events.k8s.io", Resource: "events"}: {
+		ShortNames: []string{"ev"}, Table: eventTable,
+		Fields: func(obj runtime.Object) fields.Set { return eventsV1Fields(obj.(*eventsv1.Event)) },
+		FieldLabel: fieldLabels("reason", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+			"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reportingController",
+			"type", "metadata.namespace", "metadata.name"),
+	},
+}
 
 // eventsV1Fields are the same fields of an events.k8s.io Event, by the
 // names its conversion accepts (pkg/apis/events/v1/conversion.go).

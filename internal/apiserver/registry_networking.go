@@ -8,8 +8,21 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
+
+// networking.k8s.io/v1 (kubernetes pkg/registry/networking).
+var networkingStrategies = map[schema.GroupResource]strategy{
+	{Group: "networking.k8s.io", Resource: "ingresses"}: {
+		ShortNames: []string{"ing"}, Table: ingressTable, Generation: true, ResetStatusOnCreate: true,
+	},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {Generation: true, Table: ingressClassTable},
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
+		ShortNames: []string{"netpol"}, Table: networkPolicyTable, Generation: true,
+		Default: defaultNetworkPolicy,
+	},
+}
 
 // defaultNetworkPolicy is SetDefaults_NetworkPolicy and
 // SetDefaults_NetworkPolicyPort (pkg/apis/networking/v1/defaults.go).

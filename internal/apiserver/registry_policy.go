@@ -4,7 +4,15 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// policy/v1 (kubernetes pkg/registry/policy/poddisruptionbudget).
+var policyStrategies = map[schema.GroupResource]strategy{
+	{Group: "policy", Resource: "poddisruptionbudgets"}: {
+		ShortNames: []string{"pdb"}, Table: podDisruptionBudgetTable, Generation: true, ResetStatusOnCreate: true,
+	},
+}
 
 // podDisruptionBudgetTable: podDisruptionBudgetColumnDefinitions and
 // printPodDisruptionBudget.

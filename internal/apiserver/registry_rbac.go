@@ -7,7 +7,17 @@ import (
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// rbac.authorization.k8s.io/v1: stored as sent. RBAC names are path
+// segments (ValidateRBACName), not DNS subdomains.
+var rbacStrategies = map[schema.GroupResource]strategy{
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               {Table: roleTable, NameIsPathSegment: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Table: roleBindingTable, NameIsPathSegment: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        {Table: clusterRoleTable, NameIsPathSegment: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Table: clusterRoleBindingTable, NameIsPathSegment: true},
+}
 
 // roleTable, clusterRoleTable: their registries
 // (pkg/registry/rbac/role/storage, pkg/registry/rbac/clusterrole/storage)

@@ -4,7 +4,13 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// scheduling.k8s.io/v1 (kubernetes pkg/registry/scheduling/priorityclass).
+var schedulingStrategies = map[schema.GroupResource]strategy{
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {ShortNames: []string{"pc"}, Table: priorityClassTable, Generation: true},
+}
 
 // priorityClassTable: priorityClassColumnDefinitions and
 // printPriorityClass. PreemptionPolicy has priority 0 upstream although

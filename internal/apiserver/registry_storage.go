@@ -5,8 +5,17 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
+
+// storage.k8s.io/v1 (kubernetes pkg/registry/storage/storageclass).
+var storageStrategies = map[schema.GroupResource]strategy{
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: {
+		ShortNames: []string{"sc"}, Table: storageClassTable,
+		Default: defaultStorageClass,
+	},
+}
 
 // defaultStorageClass is SetDefaults_StorageClass (pkg/apis/storage/v1/defaults.go).
 func defaultStorageClass(obj runtime.Object, _ metav1.Time) {
