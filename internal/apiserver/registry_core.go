@@ -568,3 +568,7 @@ var eventTable = &tablePrinter{
 // limitRangeTable: its registry (pkg/registry/core/limitrange/storage)
 // has no printer but rest.NewDefaultTableConvertor: Name and Created At.
 var limitRangeTable = defaultConvertorTable
+
+var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+
+var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")

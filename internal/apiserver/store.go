@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -398,39 +397,6 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		}
 	}
 	return obj.DeepCopyObject(), nil
-}
-
-var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
-
-// bootstrap makes what a real cluster has from the start
-// (Options.Bootstrap): what kube-apiserver makes itself (its system
-// namespaces and the kubernetes Service, written by "kube-apiserver"),
-// and the controller-manager's default ServiceAccounts.
-func (s *store) bootstrap() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.defaultServiceAccounts = true
-	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if _, err := s.createLocked(s.reg.lookup(namespacesGVR), "", "kube-apiserver", ns, false); err != nil {
-			return err
-		}
-	}
-	// pkg/controlplane/controller/kubernetesservice: the Service in
-	// front of the API server, at the service range's first address.
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "kubernetes", Namespace: metav1.NamespaceDefault,
-			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"},
-		},
-		Spec: corev1.ServiceSpec{
-			Ports:          []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(6443)}},
-			ClusterIP:      serviceIPPrefix + strconv.Itoa(serviceIPFirst),
-			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
-		},
-	}
-	_, err := s.createLocked(s.reg.lookup(servicesGVR), metav1.NamespaceDefault, "kube-apiserver", svc, false)
-	return err
 }
 
 // update is PUT of the object (subresource "") or of its status.
@@ -950,5 +916,3 @@ func copyField(dst, src runtime.Object, name string) {
 		d.Set(s)
 	}
 }
-
-var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
