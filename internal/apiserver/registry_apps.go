@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
 
@@ -20,7 +21,8 @@ import (
 var appsStrategies = map[schema.GroupResource]strategy{
 	{Group: "apps", Resource: "deployments"}: {
 		ShortNames: []string{"deploy"}, Generation: true, GenerationOnAnnotations: true, Table: deploymentTable,
-		Default: defaultDeployment,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec", "template", "spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*appsv1.Deployment).Spec.Template.Spec }),
+		Default:        defaultDeployment,
 		// deploymentStatusStrategy: a status write keeps the labels.
 		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
 			next.(*appsv1.Deployment).Labels = old.(*appsv1.Deployment).Labels
@@ -28,6 +30,7 @@ var appsStrategies = map[schema.GroupResource]strategy{
 	},
 	{Group: "apps", Resource: "replicasets"}: {
 		ShortNames: []string{"rs"}, Table: replicaSetTable, Generation: true, ResetStatusOnCreate: true,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec", "template", "spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*appsv1.ReplicaSet).Spec.Template.Spec }),
 		Default: func(obj runtime.Object, _ metav1.Time) {
 			rs := obj.(*appsv1.ReplicaSet)
 			if rs.Spec.Replicas == nil {
@@ -38,11 +41,13 @@ var appsStrategies = map[schema.GroupResource]strategy{
 	},
 	{Group: "apps", Resource: "statefulsets"}: {
 		ShortNames: []string{"sts"}, Table: statefulSetTable, Generation: true, ResetStatusOnCreate: true,
-		Default: defaultStatefulSet,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec", "template", "spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*appsv1.StatefulSet).Spec.Template.Spec }),
+		Default:        defaultStatefulSet,
 	},
 	{Group: "apps", Resource: "daemonsets"}: {
 		ShortNames: []string{"ds"}, Table: daemonSetTable, Generation: true, ResetStatusOnCreate: true,
-		Default: defaultDaemonSet,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec", "template", "spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*appsv1.DaemonSet).Spec.Template.Spec }),
+		Default:        defaultDaemonSet,
 	},
 	{Group: "apps", Resource: "controllerrevisions"}: {Table: controllerRevisionTable},
 }

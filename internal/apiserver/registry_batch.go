@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
 
@@ -19,6 +20,7 @@ import (
 var batchStrategies = map[schema.GroupResource]strategy{
 	{Group: "batch", Resource: "jobs"}: {
 		Table: jobTable, Generation: true, ResetStatusOnCreate: true,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec", "template", "spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*batchv1.Job).Spec.Template.Spec }),
 		Fields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 		},
@@ -34,6 +36,9 @@ var batchStrategies = map[schema.GroupResource]strategy{
 	},
 	{Group: "batch", Resource: "cronjobs"}: {
 		ShortNames: []string{"cj"}, Table: cronJobTable, Generation: true, ResetStatusOnCreate: true,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec", "jobTemplate", "spec", "template", "spec"), func(obj runtime.Object) *corev1.PodSpec {
+			return &obj.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template.Spec
+		}),
 		Default: defaultCronJob,
 	},
 }

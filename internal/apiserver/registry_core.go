@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -35,6 +36,14 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		FieldLabel: fieldLabels("metadata.name", "status.phase"),
 		Default:    defaultNamespace,
 		Admit:      admitNamespace,
+		AfterCreate: func(s *store, obj runtime.Object) error {
+			return createDefaultServiceAccount(s, obj.(*corev1.Namespace))
+		},
+		// The namespace's registry (pkg/registry/core/namespace/storage)
+		// marks it Terminating; the namespace controller deletes its
+		// contents, then it.
+		PrepareForDelete: func(obj runtime.Object) { obj.(*corev1.Namespace).Status.Phase = corev1.NamespaceTerminating },
+		DeleteContents:   deleteNamespaceContents,
 	},
 	{Resource: "nodes"}: {
 		ShortNames: []string{"no"}, Table: nodeTable,
@@ -186,6 +195,59 @@ func admitNamespace(obj runtime.Object, _ metav1.Time) {
 	ns := obj.(*corev1.Namespace)
 	ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+}
+
+// createDefaultServiceAccount is kube-controller-manager's
+// serviceaccounts controller, with Options.Bootstrap: a new namespace
+// gets its "default" ServiceAccount, which has no managedFields
+// (transcript 91).
+func createDefaultServiceAccount(s *store, ns *corev1.Namespace) error {
+	if !s.defaultServiceAccounts || s.dry {
+		return nil
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: ns.Name}}
+	_, err := s.createLocked(s.reg.lookup(serviceAccountsGVR), ns.Name, "", sa, true)
+	return err
+}
+
+// deleteNamespaceContents is what the namespace controller does, done
+// at once: every namespaced object in the namespace is deleted.
+func deleteNamespaceContents(s *store, obj runtime.Object) error {
+	name := metaOf(obj).GetName()
+	for _, r := range s.reg.all() {
+		if !r.Namespaced {
+			continue
+		}
+		for _, key := range sortedKeys(s.objects[storageOf(r)]) {
+			o := metaOf(s.objects[storageOf(r)][key])
+			if o.GetNamespace() == name {
+				if _, err := s.deleteLocked(r, o.GetNamespace(), o.GetName()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// namespaceLifecycle is the NamespaceLifecycle admission plugin's Admit
+// (k8s.io/apiserver pkg/admission/plugin/namespace/lifecycle/admission.go)
+// on a create: new content in a namespace that does not exist is refused
+// 404, in one being terminated 403. It is the first of the workshop
+// cluster's mutatingAdmissionPlugins (store_admission.go).
+func namespaceLifecycle(s *store, a admissionAttributes) error {
+	if a.Operation != admissionCreate || !a.Resource.Namespaced {
+		return nil
+	}
+	ns, ok := s.objectsOf(namespacesGVR)[a.Namespace]
+	if !ok {
+		return apierrors.NewNotFound(s.reg.lookup(namespacesGVR).GroupResource(), a.Namespace)
+	}
+	if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
+		return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name,
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", a.Namespace))
+	}
+	return nil
 }
 
 // admitNode mirrors the TaintNodesByCondition admission plugin: a new

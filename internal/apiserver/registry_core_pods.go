@@ -6,11 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,18 +25,24 @@ import (
 var podStrategies = map[schema.GroupResource]strategy{
 	{Resource: "pods"}: {
 		ShortNames: []string{"po"}, Generation: true, GracefulDelete: true, Table: podTable,
-		Fields:     podFields,
-		FieldLabel: podFieldLabel,
-		Default:    defaultPod,
-		Admit:      admitPod,
+		ValidateObject: validatePodSpecAt(field.NewPath("spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*corev1.Pod).Spec }),
+		ValidateUpdate: validatePodUpdate,
+		Fields:         podFields,
+		FieldLabel:     podFieldLabel,
+		Default:        defaultPod,
+		Admit:          admitPod,
 		// podStatusStrategy: a status write may not touch ownerReferences.
 		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
 			next.(*corev1.Pod).OwnerReferences = old.(*corev1.Pod).OwnerReferences
 		},
 	},
-	{Resource: "podtemplates"}: {Generation: true, Table: podTemplateTable, Default: func(obj runtime.Object, _ metav1.Time) {
-		defaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec)
-	}},
+	{Resource: "podtemplates"}: {
+		Generation: true, Table: podTemplateTable,
+		ValidateObject: validatePodSpecAt(field.NewPath("template", "spec"), func(obj runtime.Object) *corev1.PodSpec {
+			return &obj.(*corev1.PodTemplate).Template.Spec
+		}),
+		Default: func(obj runtime.Object, _ metav1.Time) { defaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec) },
+	},
 }
 
 // podFieldLabel is the Pod's conversion (pkg/apis/core/v1/conversion.go),
@@ -493,49 +496,26 @@ var podTemplateTable = &tablePrinter{
 	},
 }
 
-// validateObject holds the few field validations the chapters and the
-// suites tried on the workshop cluster meet: a pod, or a pod template,
+// validatePodSpecAt is the ValidateObject of a kind with a pod spec (a
+// pod's, or a pod template's at path): the few field validations the
+// chapters and the suites tried on the workshop cluster meet, a pod spec
 // needs a container (ValidatePodSpec; kube-apiserver v1.37.2 answers
 // "spec.template.spec.containers: Required value" for a Deployment).
-func validateObject(res *Resource, obj runtime.Object) error {
-	path := field.NewPath("spec")
-	var spec *corev1.PodSpec
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		spec = &o.Spec
-	case *corev1.PodTemplate:
-		spec, path = &o.Template.Spec, field.NewPath("template", "spec")
-	case *appsv1.Deployment:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.ReplicaSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.StatefulSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.DaemonSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *batchv1.Job:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *batchv1.CronJob:
-		spec, path = &o.Spec.JobTemplate.Spec.Template.Spec, path.Child("jobTemplate", "spec", "template", "spec")
-	default:
+func validatePodSpecAt(path *field.Path, spec func(obj runtime.Object) *corev1.PodSpec) func(obj runtime.Object) field.ErrorList {
+	return func(obj runtime.Object) field.ErrorList {
+		if len(spec(obj).Containers) == 0 {
+			return field.ErrorList{field.Required(path.Child("containers"), "")}
+		}
 		return nil
 	}
-	if len(spec.Containers) == 0 {
-		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), metaOf(obj).GetName(),
-			field.ErrorList{field.Required(path.Child("containers"), "")})
-	}
-	return nil
 }
 
 // validatePodUpdate refuses what kube-apiserver refuses: a pod's spec is
 // immutable but for container images, activeDeadlineSeconds, added
 // tolerations and removed scheduling gates.
-func validatePodUpdate(res *Resource, next, old runtime.Object) error {
-	np, ok := next.(*corev1.Pod)
-	if !ok {
-		return nil
-	}
-	op := old.(*corev1.Pod)
+// It is the pods' ValidateUpdate, for the object and its subresources.
+func validatePodUpdate(next, old runtime.Object, _ string) field.ErrorList {
+	np, op := next.(*corev1.Pod), old.(*corev1.Pod)
 	a, b := np.Spec.DeepCopy(), op.Spec.DeepCopy()
 	for _, s := range []*corev1.PodSpec{a, b} {
 		for i := range s.Containers {
@@ -555,10 +535,10 @@ func validatePodUpdate(res *Resource, next, old runtime.Object) error {
 	if apiequality.Semantic.DeepEqual(a, b) && gatesOK {
 		return nil
 	}
-	return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), np.Name, field.ErrorList{
+	return field.ErrorList{
 		field.Forbidden(field.NewPath("spec"), "pod updates may not change fields other than "+
 			"`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"+
 			"`spec.tolerations` (only additions to existing tolerations),"+
 			"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"),
-	})
+	}
 }

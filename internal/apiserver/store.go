@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -327,15 +326,10 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if err := validateObject(res, obj); err != nil {
 		return nil, err
 	}
-	if res.Namespaced {
-		ns, ok := s.objectsOf(namespacesGVR)[namespace]
-		if !ok {
-			return nil, apierrors.NewNotFound(s.reg.lookup(namespacesGVR).GroupResource(), namespace)
-		}
-		if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
-			return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(),
-				fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
-		}
+	// Admission: mutating (store_admission.go).
+	if err := s.mutatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
+		return nil, err
 	}
 	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
 		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
@@ -382,21 +376,34 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 			return nil, err
 		}
 	}
+	// Admission: validating (store_admission.go).
+	if err := s.validatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
+		return nil, err
+	}
 	committed, err := s.prepare(res, watch.Added, obj)
 	if err != nil {
 		return nil, err
 	}
 	s.commit(res, watch.Added, obj, nil)
 	committed()
-	if res.GVR == namespacesGVR && s.defaultServiceAccounts && !s.dry {
-		// kube-controller-manager's serviceaccounts controller; its
-		// ServiceAccount has no managedFields (transcript 91).
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: m.GetName()}}
-		if _, err := s.createLocked(s.reg.lookup(serviceAccountsGVR), m.GetName(), "", sa, true); err != nil {
+	if res.AfterCreate != nil {
+		if err := res.AfterCreate(s, obj); err != nil {
 			return nil, err
 		}
 	}
 	return obj.DeepCopyObject(), nil
+}
+
+// validateObject runs res's ValidateObject, if it has one.
+func validateObject(res *Resource, obj runtime.Object) error {
+	if res.ValidateObject == nil {
+		return nil
+	}
+	if errs := res.ValidateObject(obj); len(errs) > 0 {
+		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), metaOf(obj).GetName(), errs)
+	}
+	return nil
 }
 
 // update is PUT of the object (subresource "") or of its status.
@@ -479,10 +486,13 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	clearTypeMeta(next)
 	setRV(next, rvOf(old))
-	if err := validateObject(res, next); err != nil {
+	// Admission: mutating (store_admission.go).
+	attrs := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
+		Namespace: namespace, Name: name, Object: next, Old: old, DryRun: s.dry}
+	if err := s.mutatingAdmission(attrs); err != nil {
 		return nil, err
 	}
-	if err := validatePodUpdate(res, next, old); err != nil {
+	if err := validateObject(res, next); err != nil {
 		return nil, err
 	}
 	if res.ValidateUpdate != nil {
@@ -491,6 +501,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 		}
 	}
 	if err := validateHook(res, next, old, subresource); err != nil {
+		return nil, err
+	}
+	// Admission: validating (store_admission.go).
+	if err := s.validatingAdmission(attrs); err != nil {
 		return nil, err
 	}
 	// A write that changes nothing is not written: no new
@@ -536,12 +550,22 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 }
 
 func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
+	// Admission: mutating (store_admission.go).
+	attrs := admissionAttributes{Operation: admissionDelete, Resource: res, Namespace: namespace, Name: name, DryRun: s.dry}
+	if err := s.mutatingAdmission(attrs); err != nil {
+		return deleteResult{}, err
+	}
 	old, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
 	old = view(res, old)
 	om := metaOf(old)
+	// Admission: validating (store_admission.go).
+	attrs.Old = old
+	if err := s.validatingAdmission(attrs); err != nil {
+		return deleteResult{}, err
+	}
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
 	}
@@ -553,7 +577,7 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	// a finalizer that the collector (gc.go) removes once it has done
 	// its part: orphan, or foregroundDeletion.
 	finalizers := om.GetFinalizers()
-	if s.gc != nil && res != s.reg.lookup(namespacesGVR) {
+	if s.gc != nil && res.DeleteContents == nil {
 		finalizers = deletionFinalizers(finalizers, opts)
 	}
 	startDeletion := func() runtime.Object {
@@ -566,8 +590,8 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 		if res.Generation {
 			nm.SetGeneration(om.GetGeneration() + 1)
 		}
-		if ns, ok := next.(*corev1.Namespace); ok {
-			ns.Status.Phase = corev1.NamespaceTerminating
+		if res.PrepareForDelete != nil {
+			res.PrepareForDelete(next)
 		}
 		s.commit(res, watch.Modified, next, old)
 		return next
@@ -576,22 +600,12 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
 		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
-	case res == s.reg.lookup(namespacesGVR):
-		// What the namespace controller does, done at once: terminate,
-		// delete the contents, then the namespace.
+	case res.DeleteContents != nil:
+		// The kind's controller's work, done at once (a namespace's:
+		// terminate, delete the contents, then the namespace).
 		terminating := startDeletion()
-		for _, r := range s.reg.all() {
-			if !r.Namespaced {
-				continue
-			}
-			for _, key := range sortedKeys(s.objects[storageOf(r)]) {
-				o := metaOf(s.objects[storageOf(r)][key])
-				if o.GetNamespace() == name {
-					if _, err := s.deleteLocked(r, o.GetNamespace(), o.GetName()); err != nil {
-						return deleteResult{}, err
-					}
-				}
-			}
+		if err := res.DeleteContents(s, terminating); err != nil {
+			return deleteResult{}, err
 		}
 		s.commit(res, watch.Deleted, terminating.DeepCopyObject(), terminating)
 		return deleteResult{Object: terminating.DeepCopyObject()}, nil

@@ -76,11 +76,33 @@ type strategy struct {
 	// hold; it runs last on create, with the store locked.
 	Allocate func(s *store, obj runtime.Object) error
 
+	// AfterCreate is what follows a create of the kind, in the same
+	// write (the store is locked): registry.Store's AfterCreate, or a
+	// controller whose work the workshop cluster does at once (a
+	// namespace's default ServiceAccount).
+	AfterCreate func(s *store, obj runtime.Object) error
+	// PrepareForDelete is what the kind changes in the object when its
+	// deletion starts, beside deletionTimestamp (a Namespace's phase
+	// Terminating).
+	PrepareForDelete func(obj runtime.Object)
+	// DeleteContents: the kind's deletion is its controller's, done at
+	// once when no finalizer holds the object: it is marked deleted
+	// (MODIFIED), DeleteContents runs (the namespace controller deletes
+	// what the namespace holds), then it is removed (DELETED) and the
+	// DELETE answers the object. Such a kind takes no garbage collector
+	// finalizer for a propagation policy.
+	DeleteContents func(s *store, obj runtime.Object) error
+
 	// PrepareForUpdate adjusts what a PUT or PATCH of the object (not a
 	// subresource) sends before it is validated: what kube-apiserver's
 	// decoding does to every write (a Secret's stringData folded into
 	// data, its type defaulted).
 	PrepareForUpdate func(next, old runtime.Object)
+	// ValidateObject is the kind's validation of what every write of
+	// the object must hold (a pod spec's containers,
+	// validatePodSpecAt), run on create and update before anything is
+	// looked up or prepared. Its errors are answered 422.
+	ValidateObject func(obj runtime.Object) field.ErrorList
 	// Validate is the kind's create validation (its strategy's
 	// Validate, pkg/apis/<group>/validation), where a test relies on
 	// it; it runs after the create strategy has prepared the object.
