@@ -65,10 +65,13 @@ func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 // String is how the request log names the resource: "pods", "deployments.apps".
 func (r *Resource) String() string { return r.GroupResource().String() }
 
-// builtinKind is one line of zz_generated.kinds.go.
+// builtinKind is one line of zz_generated.kinds.go, as openapi/gen.go
+// reads it from kube-apiserver's OpenAPI document of the group-version.
 type builtinKind struct {
-	group, version, resource, kind              string
-	namespaced, status, scale, deleteCollection bool
+	group, version, resource, kind string // "" is the core group
+	namespaced                     bool   // its paths are under /namespaces/{namespace}/
+	status, scale                  bool   // it has the status, the scale subresource
+	deleteCollection               bool   // its collection path takes a DELETE
 }
 
 // builtinResources are the built-in resources, built once per process
