@@ -23,13 +23,15 @@ import (
 //     zz_generated.kinds.go (builtinKinds).
 //   - Their Go types: client-go's scheme (k8s.io/api), the one client-go
 //     itself decodes with.
-//   - Their differences: strategies.go, one [strategy] per kind, beside
-//     the upstream strategy it copies (defaults, what the create strategy
-//     and admission add, generation, status reset, allocation, field
-//     selectors, printer columns).
+//   - Their differences: one [strategy] per kind (strategies.go), in its
+//     group's registry_<group>.go beside the upstream strategy it copies
+//     (defaults, what the create strategy and admission add, generation,
+//     status reset, allocation, validation, field selectors, printer
+//     columns).
 //
-// The store, the watch fan-out and the HTTP layer are generic: nothing
-// else in the package is per kind.
+// The store, the watch fan-out and the HTTP layer are generic: the kinds'
+// own code is in the registry files, and in the files of the
+// subresources only some kinds have (podsubresources.go, token.go).
 
 // Resource is one REST resource the workshop cluster serves.
 type Resource struct {
@@ -50,7 +52,8 @@ type Resource struct {
 	// its selectors match (all kinds here but namespaces).
 	DeleteCollection bool
 
-	// strategy is what this kind does differently (strategies.go).
+	// strategy is what this kind does differently (strategies.go, and
+	// the kind's registry_<group>.go).
 	strategy
 }
 
@@ -80,18 +83,23 @@ type builtinKind struct {
 var builtinResources = sync.OnceValue(func() []*Resource {
 	out := make([]*Resource, 0, len(builtinKinds))
 	for _, k := range builtinKinds {
-		gvr := schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource}
-		r := &Resource{
-			GVR: gvr, Kind: k.kind, Namespaced: k.namespaced,
-			StatusSubresource: k.status, Scale: k.scale, DeleteCollection: k.deleteCollection,
-			strategy: strategies[gvr.GroupResource()],
-		}
-		r.New = newOf(gvr.GroupVersion().WithKind(k.kind))
-		r.NewList = newOf(gvr.GroupVersion().WithKind(k.kind + "List"))
-		out = append(out, r)
+		out = append(out, resourceOf(k, strategies))
 	}
 	return out
 })
+
+// resourceOf is the built-in resource of row k, with its strategy.
+func resourceOf(k builtinKind, strategies map[schema.GroupResource]strategy) *Resource {
+	gvr := schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource}
+	r := &Resource{
+		GVR: gvr, Kind: k.kind, Namespaced: k.namespaced,
+		StatusSubresource: k.status, Scale: k.scale, DeleteCollection: k.deleteCollection,
+		strategy: strategies[gvr.GroupResource()],
+	}
+	r.New = newOf(gvr.GroupVersion().WithKind(k.kind))
+	r.NewList = newOf(gvr.GroupVersion().WithKind(k.kind + "List"))
+	return r
+}
 
 // newOf makes objects of gvk from Scheme (client-go's types).
 func newOf(gvk schema.GroupVersionKind) func() runtime.Object {

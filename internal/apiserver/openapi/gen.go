@@ -61,7 +61,7 @@ var served = []struct {
 // where a kind has them: status and scale generically, the others by
 // the kind's own code (pods/binding and pods/eviction in
 // podsubresources.go, serviceaccounts/token in token.go,
-// certificatesigningrequests/approval in strategies.go); the others
+// certificatesigningrequests/approval in registry_certificates.go); the others
 // (pods/log, exec, attach, proxy, ...) are not served.
 var servedSubresources = []string{"status", "scale", "approval", "binding", "eviction", "token"}
 
