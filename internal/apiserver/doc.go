@@ -55,10 +55,14 @@
 //     closes it). A watcher turns the store's events into what its
 //     selector sees (an object that stops matching arrives as DELETED),
 //     and a watch-list ends its initial events with a bookmark.
-//   - The HTTP handlers, server.go: ServeHTTP parses the path and the
-//     query, calls the store and encodes the answer or the Status error;
-//     serveWatch writes one frame per event and flushes it. They do
-//     protocol work only. Beside them: encode.go (content negotiation: JSON, and the
+//   - The HTTP handlers, server.go: ServeHTTP routes a request (the
+//     paths that are not resources, then the resource's path parsed,
+//     the media type negotiated, the subresources with handlers of their
+//     own); serveVerb hands the rest to the verb's handler (serveCreate,
+//     serveUpdate, servePatch, serveDelete, serveList, serveWatch,
+//     serveDeleteCollection), which parses the query, calls the store and
+//     encodes the answer or the Status error; serveWatch writes one frame
+//     per event and flushes it. They do protocol work only. Beside them: encode.go (content negotiation: JSON, and the
 //     protobuf client-go's typed clients ask for), metadata.go (as=PartialObjectMetadata), table.go
 //     (as=Table, for kubectl get), apply.go and fields.go (server-side
 //     apply and managedFields), scale.go (the scale subresource),
