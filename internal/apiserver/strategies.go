@@ -16,7 +16,20 @@ import (
 // few rules kube-apiserver's strategy for the kind (its
 // pkg/registry/<group>/<kind>/strategy.go), its defaulting functions
 // (pkg/apis/<group>/v1/defaults.go) and its admission plugins add. The
-// zero strategy is a plain stored object: a ConfigMap.
+// zero strategy is a plain stored object: a Lease.
+//
+// The store (store.go) calls its hooks at fixed points, as
+// registry/generic/registry/store.go calls a rest.RESTCreateStrategy's:
+//
+//   - create: ValidateObject; mutating admission (store_admission.go);
+//     ResetStatusOnCreate and Generation (PrepareForCreate); Validate;
+//     Default; the managedFields; Admit; Allocate; validating admission;
+//     storage; AfterCreate.
+//   - update: PrepareStatusUpdate or Approval (a subresource's write),
+//     PrepareForUpdate (the object's), Generation; mutating admission;
+//     ValidateObject; ValidateUpdate; validating admission; storage.
+//   - delete: mutating and validating admission; PrepareForDelete as
+//     deletion starts; GracefulDelete or DeleteContents for how it ends.
 type strategy struct {
 	ShortNames []string
 	// Generation: metadata.generation starts at 1 and grows when .spec
