@@ -5,13 +5,10 @@ import (
 	"sort"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/version"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // The resource table. It is laid out as kube-apiserver's registry is
@@ -26,13 +23,15 @@ import (
 //     zz_generated.kinds.go (builtinKinds).
 //   - Their Go types: client-go's scheme (k8s.io/api), the one client-go
 //     itself decodes with.
-//   - Their differences: strategies.go, one [strategy] per kind, beside
-//     the upstream strategy it copies (defaults, what the create strategy
-//     and admission add, generation, status reset, allocation, field
-//     selectors, printer columns).
+//   - Their differences: one [strategy] per kind (strategies.go), in its
+//     group's registry_<group>.go beside the upstream strategy it copies
+//     (defaults, what the create strategy and admission add, generation,
+//     status reset, allocation, validation, field selectors, printer
+//     columns).
 //
-// The store, the watch fan-out and the HTTP layer are generic: nothing
-// else in the package is per kind.
+// The store, the watch fan-out and the HTTP layer are generic: the kinds'
+// own code is in the registry files, and in the files of the
+// subresources only some kinds have (podsubresources.go, token.go).
 
 // Resource is one REST resource the workshop cluster serves.
 type Resource struct {
@@ -53,119 +52,9 @@ type Resource struct {
 	// its selectors match (all kinds here but namespaces).
 	DeleteCollection bool
 
-	// strategy is what this kind does differently (strategies.go).
+	// strategy is what this kind does differently (strategies.go, and
+	// the kind's registry_<group>.go).
 	strategy
-}
-
-// strategy is what one kind does differently from the generic store: the
-// few rules kube-apiserver's strategy for the kind (its
-// pkg/registry/<group>/<kind>/strategy.go), its defaulting functions
-// (pkg/apis/<group>/v1/defaults.go) and its admission plugins add. The
-// zero strategy is a plain stored object: a ConfigMap.
-type strategy struct {
-	ShortNames []string
-	// Generation: metadata.generation starts at 1 and grows when .spec
-	// changes (and when deletion starts), as kube-apiserver does for pods
-	// and deployments. ConfigMaps, Namespaces and Nodes have none.
-	Generation bool
-	// GenerationOnAnnotations: annotation changes bump the generation too
-	// (deployments, whose annotations are copied to their ReplicaSets).
-	GenerationOnAnnotations bool
-	// GracefulDelete: a DELETE first stamps deletionTimestamp (a MODIFIED
-	// event), then removes the object (DELETED), and answers with the
-	// object. This is what kube-apiserver does for a pod bound to no node
-	// (transcripts 21, 37, 39). Others answer a Status and emit one DELETED.
-	GracefulDelete bool
-	// NameIsLabel: names must be DNS-1123 labels (namespaces, services),
-	// not subdomains.
-	NameIsLabel bool
-	// NameIsPathSegment: any name that can be a path segment will do
-	// (k8s.io/apimachinery pkg/api/validation/path, as kube-apiserver's
-	// ValidateRBACName for the RBAC kinds): not "." or "..", no "/" or "%".
-	NameIsPathSegment bool
-	// ResetStatusOnCreate: a create drops the .status it was sent, as
-	// the PrepareForCreate of most kinds with a status subresource does
-	// (the status is their controller's to write).
-	ResetStatusOnCreate bool
-
-	// Table is how kubectl get prints the resource: the columns and
-	// cells of a Table answer (table.go, table_kinds.go), as the kind's
-	// registry in kube-apiserver prints it. Every built-in kind has one
-	// (TestTableColumnsEveryKind); without one, a Table request is
-	// answered 406, as kube-apiserver answers for a kind that has no
-	// TableConvertor.
-	Table *tablePrinter
-
-	// Fields returns the kind's own field-selector fields of an object,
-	// by the names FieldLabel converts to (upstream's GetAttrs and
-	// ToSelectableFields). metadata.name and metadata.namespace are
-	// added for every kind.
-	Fields func(obj runtime.Object) fields.Set
-	// FieldLabel is the kind's field label conversion
-	// (AddFieldLabelConversionFunc in pkg/apis/<group>/v1/conversion.go):
-	// it accepts the labels a field selector may name, mapping them to
-	// the names Fields uses, and words the error for the others. Default:
-	// apimachinery's DefaultMetaV1FieldSelectorConversion, as
-	// kube-apiserver uses for kinds that register none.
-	FieldLabel func(label, value string) (string, string, error)
-	// Default fills the scheme's defaults on create (kube-apiserver's
-	// defaulting functions). They run before managedFields are recorded,
-	// so the writer owns them.
-	Default func(obj runtime.Object, now metav1.Time)
-	// Admit does what admission plugins and the create strategy add
-	// after that (tolerations, priority, initial status, a Job's
-	// selector): kube-apiserver records no owner for these.
-	Admit func(obj runtime.Object, now metav1.Time)
-	// Allocate takes what the kind holds of a shared range (a Service's
-	// cluster IP and node ports) from what the stored objects already
-	// hold; it runs last on create, with the store locked.
-	Allocate func(s *store, obj runtime.Object) error
-
-	// PrepareForUpdate adjusts what a PUT or PATCH of the object (not a
-	// subresource) sends before it is validated: what kube-apiserver's
-	// decoding does to every write (a Secret's stringData folded into
-	// data, its type defaulted).
-	PrepareForUpdate func(next, old runtime.Object)
-	// Validate is the kind's create validation (its strategy's
-	// Validate, pkg/apis/<group>/validation), where a test relies on
-	// it; it runs after the create strategy has prepared the object.
-	// Its errors are answered 422, as kube-apiserver words them.
-	Validate func(obj runtime.Object) field.ErrorList
-	// ValidateUpdate is the kind's ValidateXUpdate
-	// (pkg/apis/<group>/validation) for a write to the object
-	// (subresource "") or to one of its subresources ("status",
-	// "approval"): the fields an update may not change. Its errors are
-	// answered 422, as kube-apiserver words them.
-	ValidateUpdate func(next, old runtime.Object, subresource string) field.ErrorList
-	// PrepareStatusUpdate is what the kind's status strategy
-	// (PrepareForUpdate of its statusStrategy) keeps of the old object
-	// beyond its spec, which every built-in status strategy keeps: a
-	// Deployment its labels, a Pod its ownerReferences, a
-	// CertificateSigningRequest its Approved and Denied conditions. The
-	// rest of the metadata a status write sends is written, as
-	// kube-apiserver writes it (annotations, labels, finalizers). now
-	// is the write's time.
-	PrepareStatusUpdate func(next, old runtime.Object, now metav1.Time)
-	// Approval: the kind has the approval subresource (a
-	// CertificateSigningRequest's, kubernetes
-	// pkg/registry/certificates/certificates/storage), served as status
-	// is (GET, PUT, PATCH), and this is its strategy's PrepareForUpdate:
-	// what of the request it writes (the conditions, and the metadata).
-	Approval func(next, old runtime.Object, now metav1.Time)
-	// ResetFields are the fields a write through subresource ("" for
-	// the object) may not set, by path, as the kind's strategy's
-	// GetResetFields names them: the field manager records no owner for
-	// them (k8s.io/apiserver pkg/endpoints/installer.go passes them to
-	// managedfields.NewDefaultFieldManager). Only where a kind's
-	// managedFields differ without them (a CertificateSigningRequest's,
-	// which kube-apiserver records none of).
-	ResetFields func(subresource string) []fieldpath.Path
-	// SpecField is the field whose changes bump the generation, when it
-	// is not Spec (a webhook configuration's Webhooks).
-	SpecField string
-
-	// Hooks: a kind defined at run time (custom.go).
-	Hooks *Hooks
 }
 
 // GroupResource is what Status errors name ("pods", "deployments.apps").
@@ -179,10 +68,13 @@ func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 // String is how the request log names the resource: "pods", "deployments.apps".
 func (r *Resource) String() string { return r.GroupResource().String() }
 
-// builtinKind is one line of zz_generated.kinds.go.
+// builtinKind is one line of zz_generated.kinds.go, as openapi/gen.go
+// reads it from kube-apiserver's OpenAPI document of the group-version.
 type builtinKind struct {
-	group, version, resource, kind              string
-	namespaced, status, scale, deleteCollection bool
+	group, version, resource, kind string // "" is the core group
+	namespaced                     bool   // its paths are under /namespaces/{namespace}/
+	status, scale                  bool   // it has the status, the scale subresource
+	deleteCollection               bool   // its collection path takes a DELETE
 }
 
 // builtinResources are the built-in resources, built once per process
@@ -191,18 +83,23 @@ type builtinKind struct {
 var builtinResources = sync.OnceValue(func() []*Resource {
 	out := make([]*Resource, 0, len(builtinKinds))
 	for _, k := range builtinKinds {
-		gvr := schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource}
-		r := &Resource{
-			GVR: gvr, Kind: k.kind, Namespaced: k.namespaced,
-			StatusSubresource: k.status, Scale: k.scale, DeleteCollection: k.deleteCollection,
-			strategy: strategies[gvr.GroupResource()],
-		}
-		r.New = newOf(gvr.GroupVersion().WithKind(k.kind))
-		r.NewList = newOf(gvr.GroupVersion().WithKind(k.kind + "List"))
-		out = append(out, r)
+		out = append(out, resourceOf(k, strategies))
 	}
 	return out
 })
+
+// resourceOf is the built-in resource of row k, with its strategy.
+func resourceOf(k builtinKind, strategies map[schema.GroupResource]strategy) *Resource {
+	gvr := schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource}
+	r := &Resource{
+		GVR: gvr, Kind: k.kind, Namespaced: k.namespaced,
+		StatusSubresource: k.status, Scale: k.scale, DeleteCollection: k.deleteCollection,
+		strategy: strategies[gvr.GroupResource()],
+	}
+	r.New = newOf(gvr.GroupVersion().WithKind(k.kind))
+	r.NewList = newOf(gvr.GroupVersion().WithKind(k.kind + "List"))
+	return r
+}
 
 // newOf makes objects of gvk from Scheme (client-go's types).
 func newOf(gvk schema.GroupVersionKind) func() runtime.Object {

@@ -339,6 +339,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveToken(rw, r, req)
 		return
 	}
+	s.serveVerb(rw, r, req)
+}
+
+// serveVerb hands a request for a resource to its verb's handler.
+func (s *Server) serveVerb(rw responder, r *http.Request, req request) {
 	switch req.verb {
 	case "get":
 		obj, err := s.store.get(req.res, req.namespace, req.name)
@@ -348,62 +353,84 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "watch":
 		s.serveWatch(rw, r, req)
 	case "create":
-		dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
-		var obj runtime.Object
-		if err == nil {
-			obj, err = decodeBody(w, r, req.res)
-		}
-		if err == nil {
-			obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj, dry)
-		}
-		rw.respond(http.StatusCreated, obj, err)
+		s.serveCreate(rw, r, req)
 	case "update":
-		dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
-		var obj runtime.Object
-		if err == nil {
-			obj, err = decodeBody(w, r, req.res)
-		}
-		if err == nil {
-			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
-		}
-		rw.respond(http.StatusOK, obj, err)
+		s.serveUpdate(rw, r, req)
 	case "patch":
-		patchType := types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0])
-		opts, err := parsePatchOptions(r.URL.Query(), patchType)
-		if err != nil {
-			rw.error(err)
-			return
-		}
-		if patchType == types.ApplyYAMLPatchType {
-			obj, created, err := s.apply(r, req, opts)
-			code := http.StatusOK
-			if created {
-				code = http.StatusCreated
-			}
-			rw.respond(code, obj, err)
-			return
-		}
-		obj, err := s.patch(w, r, req, len(opts.DryRun) > 0)
-		rw.respond(http.StatusOK, obj, err)
+		s.servePatch(rw, r, req)
 	case "delete":
-		opts, err := deleteOptions(r)
-		if err != nil {
-			rw.error(err)
-			return
-		}
-		res, err := s.store.delete(req.res, req.namespace, req.name, opts)
-		switch {
-		case err != nil:
-			rw.error(err)
-		case res.Status != nil:
-			rw.status(http.StatusOK, res.Status)
-		default:
-			rw.respond(http.StatusOK, res.Object, nil)
-		}
+		s.serveDelete(rw, r, req)
 	case "deletecollection":
 		s.serveDeleteCollection(rw, r, req)
 	default:
 		rw.error(apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method))
+	}
+}
+
+// serveCreate is a POST to a collection.
+func (s *Server) serveCreate(rw responder, r *http.Request, req request) {
+	dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
+	var obj runtime.Object
+	if err == nil {
+		obj, err = decodeBody(rw.w, r, req.res)
+	}
+	if err == nil {
+		obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj, dry)
+	}
+	rw.respond(http.StatusCreated, obj, err)
+}
+
+// serveUpdate is a PUT of an object or of its status (or approval).
+func (s *Server) serveUpdate(rw responder, r *http.Request, req request) {
+	dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
+	var obj runtime.Object
+	if err == nil {
+		obj, err = decodeBody(rw.w, r, req.res)
+	}
+	if err == nil {
+		obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
+	}
+	rw.respond(http.StatusOK, obj, err)
+}
+
+// servePatch is a PATCH: a server-side apply (apply.go), or a JSON,
+// merge or strategic merge patch.
+func (s *Server) servePatch(rw responder, r *http.Request, req request) {
+	patchType := types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0])
+	opts, err := parsePatchOptions(r.URL.Query(), patchType)
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	if patchType == types.ApplyYAMLPatchType {
+		obj, created, err := s.apply(r, req, opts)
+		code := http.StatusOK
+		if created {
+			code = http.StatusCreated
+		}
+		rw.respond(code, obj, err)
+		return
+	}
+	obj, err := s.patch(rw.w, r, req, len(opts.DryRun) > 0)
+	rw.respond(http.StatusOK, obj, err)
+}
+
+// serveDelete is a DELETE of an object: the answer is the object, or a
+// Status for kinds deleted at once.
+func (s *Server) serveDelete(rw responder, r *http.Request, req request) {
+	opts, err := deleteOptions(r)
+	if err != nil {
+		rw.error(err)
+		return
+	}
+	res, err := s.store.delete(req.res, req.namespace, req.name, opts)
+	switch {
+	case err != nil:
+		rw.error(err)
+	case res.Status != nil:
+		rw.status(http.StatusOK, res.Status)
+	default:
+		rw.respond(http.StatusOK, res.Object, nil)
 	}
 }
 

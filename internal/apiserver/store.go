@@ -9,9 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -330,15 +326,10 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if err := validateObject(res, obj); err != nil {
 		return nil, err
 	}
-	if res.Namespaced {
-		ns, ok := s.objectsOf(namespacesGVR)[namespace]
-		if !ok {
-			return nil, apierrors.NewNotFound(s.reg.lookup(namespacesGVR).GroupResource(), namespace)
-		}
-		if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
-			return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(),
-				fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
-		}
+	// Admission: mutating (store_admission.go).
+	if err := s.mutatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
+		return nil, err
 	}
 	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
 		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
@@ -385,124 +376,34 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 			return nil, err
 		}
 	}
+	// Admission: validating (store_admission.go).
+	if err := s.validatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
+		return nil, err
+	}
 	committed, err := s.prepare(res, watch.Added, obj)
 	if err != nil {
 		return nil, err
 	}
 	s.commit(res, watch.Added, obj, nil)
 	committed()
-	if res.GVR == namespacesGVR && s.defaultServiceAccounts && !s.dry {
-		// kube-controller-manager's serviceaccounts controller; its
-		// ServiceAccount has no managedFields (transcript 91).
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: defaultServiceAccount, Namespace: m.GetName()}}
-		if _, err := s.createLocked(s.reg.lookup(serviceAccountsGVR), m.GetName(), "", sa, true); err != nil {
+	if res.AfterCreate != nil {
+		if err := res.AfterCreate(s, obj); err != nil {
 			return nil, err
 		}
 	}
 	return obj.DeepCopyObject(), nil
 }
 
-var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
-
-// bootstrap makes what a real cluster has from the start
-// (Options.Bootstrap): what kube-apiserver makes itself (its system
-// namespaces and the kubernetes Service, written by "kube-apiserver"),
-// and the controller-manager's default ServiceAccounts.
-func (s *store) bootstrap() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.defaultServiceAccounts = true
-	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if _, err := s.createLocked(s.reg.lookup(namespacesGVR), "", "kube-apiserver", ns, false); err != nil {
-			return err
-		}
-	}
-	// pkg/controlplane/controller/kubernetesservice: the Service in
-	// front of the API server, at the service range's first address.
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "kubernetes", Namespace: metav1.NamespaceDefault,
-			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"},
-		},
-		Spec: corev1.ServiceSpec{
-			Ports:          []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(6443)}},
-			ClusterIP:      serviceIPPrefix + strconv.Itoa(serviceIPFirst),
-			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
-		},
-	}
-	_, err := s.createLocked(s.reg.lookup(servicesGVR), metav1.NamespaceDefault, "kube-apiserver", svc, false)
-	return err
-}
-
-// validateObject holds the few field validations the chapters and the
-// suites tried on the workshop cluster meet: a pod, or a pod template,
-// needs a container (ValidatePodSpec; kube-apiserver v1.37.2 answers
-// "spec.template.spec.containers: Required value" for a Deployment).
+// validateObject runs res's ValidateObject, if it has one.
 func validateObject(res *Resource, obj runtime.Object) error {
-	path := field.NewPath("spec")
-	var spec *corev1.PodSpec
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		spec = &o.Spec
-	case *corev1.PodTemplate:
-		spec, path = &o.Template.Spec, field.NewPath("template", "spec")
-	case *appsv1.Deployment:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.ReplicaSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.StatefulSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *appsv1.DaemonSet:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *batchv1.Job:
-		spec, path = &o.Spec.Template.Spec, path.Child("template", "spec")
-	case *batchv1.CronJob:
-		spec, path = &o.Spec.JobTemplate.Spec.Template.Spec, path.Child("jobTemplate", "spec", "template", "spec")
-	default:
+	if res.ValidateObject == nil {
 		return nil
 	}
-	if len(spec.Containers) == 0 {
-		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), metaOf(obj).GetName(),
-			field.ErrorList{field.Required(path.Child("containers"), "")})
+	if errs := res.ValidateObject(obj); len(errs) > 0 {
+		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), metaOf(obj).GetName(), errs)
 	}
 	return nil
-}
-
-// validatePodUpdate refuses what kube-apiserver refuses: a pod's spec is
-// immutable but for container images, activeDeadlineSeconds, added
-// tolerations and removed scheduling gates.
-func validatePodUpdate(res *Resource, next, old runtime.Object) error {
-	np, ok := next.(*corev1.Pod)
-	if !ok {
-		return nil
-	}
-	op := old.(*corev1.Pod)
-	a, b := np.Spec.DeepCopy(), op.Spec.DeepCopy()
-	for _, s := range []*corev1.PodSpec{a, b} {
-		for i := range s.Containers {
-			s.Containers[i].Image = ""
-		}
-		for i := range s.InitContainers {
-			s.InitContainers[i].Image = ""
-		}
-		s.ActiveDeadlineSeconds = nil
-		s.SchedulingGates = nil
-	}
-	if len(a.Tolerations) >= len(b.Tolerations) &&
-		apiequality.Semantic.DeepEqual(a.Tolerations[:len(b.Tolerations)], b.Tolerations) {
-		a.Tolerations, b.Tolerations = nil, nil // only additions
-	}
-	gatesOK := len(np.Spec.SchedulingGates) <= len(op.Spec.SchedulingGates) // gates may only go
-	if apiequality.Semantic.DeepEqual(a, b) && gatesOK {
-		return nil
-	}
-	return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), np.Name, field.ErrorList{
-		field.Forbidden(field.NewPath("spec"), "pod updates may not change fields other than "+
-			"`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"+
-			"`spec.tolerations` (only additions to existing tolerations),"+
-			"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"),
-	})
 }
 
 // update is PUT of the object (subresource "") or of its status.
@@ -585,10 +486,13 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	clearTypeMeta(next)
 	setRV(next, rvOf(old))
-	if err := validateObject(res, next); err != nil {
+	// Admission: mutating (store_admission.go).
+	attrs := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
+		Namespace: namespace, Name: name, Object: next, Old: old, DryRun: s.dry}
+	if err := s.mutatingAdmission(attrs); err != nil {
 		return nil, err
 	}
-	if err := validatePodUpdate(res, next, old); err != nil {
+	if err := validateObject(res, next); err != nil {
 		return nil, err
 	}
 	if res.ValidateUpdate != nil {
@@ -597,6 +501,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 		}
 	}
 	if err := validateHook(res, next, old, subresource); err != nil {
+		return nil, err
+	}
+	// Admission: validating (store_admission.go).
+	if err := s.validatingAdmission(attrs); err != nil {
 		return nil, err
 	}
 	// A write that changes nothing is not written: no new
@@ -642,12 +550,22 @@ func (s *store) deleteLocked(res *Resource, namespace, name string) (deleteResul
 }
 
 func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
+	// Admission: mutating (store_admission.go).
+	attrs := admissionAttributes{Operation: admissionDelete, Resource: res, Namespace: namespace, Name: name, DryRun: s.dry}
+	if err := s.mutatingAdmission(attrs); err != nil {
+		return deleteResult{}, err
+	}
 	old, ok := s.objects[storageOf(res)][objectKey(namespace, name)]
 	if !ok {
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
 	old = view(res, old)
 	om := metaOf(old)
+	// Admission: validating (store_admission.go).
+	attrs.Old = old
+	if err := s.validatingAdmission(attrs); err != nil {
+		return deleteResult{}, err
+	}
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
 	}
@@ -659,7 +577,7 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	// a finalizer that the collector (gc.go) removes once it has done
 	// its part: orphan, or foregroundDeletion.
 	finalizers := om.GetFinalizers()
-	if s.gc != nil && res != s.reg.lookup(namespacesGVR) {
+	if s.gc != nil && res.DeleteContents == nil {
 		finalizers = deletionFinalizers(finalizers, opts)
 	}
 	startDeletion := func() runtime.Object {
@@ -672,8 +590,8 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 		if res.Generation {
 			nm.SetGeneration(om.GetGeneration() + 1)
 		}
-		if ns, ok := next.(*corev1.Namespace); ok {
-			ns.Status.Phase = corev1.NamespaceTerminating
+		if res.PrepareForDelete != nil {
+			res.PrepareForDelete(next)
 		}
 		s.commit(res, watch.Modified, next, old)
 		return next
@@ -682,22 +600,12 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
 		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
-	case res == s.reg.lookup(namespacesGVR):
-		// What the namespace controller does, done at once: terminate,
-		// delete the contents, then the namespace.
+	case res.DeleteContents != nil:
+		// The kind's controller's work, done at once (a namespace's:
+		// terminate, delete the contents, then the namespace).
 		terminating := startDeletion()
-		for _, r := range s.reg.all() {
-			if !r.Namespaced {
-				continue
-			}
-			for _, key := range sortedKeys(s.objects[storageOf(r)]) {
-				o := metaOf(s.objects[storageOf(r)][key])
-				if o.GetNamespace() == name {
-					if _, err := s.deleteLocked(r, o.GetNamespace(), o.GetName()); err != nil {
-						return deleteResult{}, err
-					}
-				}
-			}
+		if err := res.DeleteContents(s, terminating); err != nil {
+			return deleteResult{}, err
 		}
 		s.commit(res, watch.Deleted, terminating.DeepCopyObject(), terminating)
 		return deleteResult{Object: terminating.DeepCopyObject()}, nil
@@ -1022,5 +930,3 @@ func copyField(dst, src runtime.Object, name string) {
 		d.Set(s)
 	}
 }
-
-var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")

@@ -3,12 +3,10 @@ package apiserver
 import (
 	"fmt"
 	"net/url"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,16 +25,20 @@ import (
 // prints, computed on the server (recorded transcripts 52-58). The
 // columns and cells of each kind come from kube-apiserver's printers,
 // k8s.io/kubernetes/pkg/printers/internalversion/printers.go (AddHandlers
-// for the column definitions; printPod, printDeployment, printConfigMap,
-// printNamespace and printNode for the cells), which this package cannot
-// import; they are written out below and in table_kinds.go (services,
-// secrets, jobs, rbac bindings... each kind's print<Kind>) for the kinds
-// the workshop cluster serves, each rule beside the upstream function it
-// copies; the kinds whose registry has no printer get the default
-// TableConvertor's Name and Created At (defaultConvertorTable). The table
-// around them is kube-apiserver's asTable and TableConvertor
-// (apiserver/pkg/endpoints/handlers/response.go,
-// kubernetes/pkg/printers/storage).
+// for the column definitions, <kind>ColumnDefinitions; print<Kind> for
+// the cells), which this package cannot import; they are written out in
+// each group's registry_<group>.go, beside the kind's strategy (podTable
+// in registry_core_pods.go, jobTable in registry_batch.go...), each rule
+// beside the upstream function it copies; the kinds whose registry has no
+// printer get the default TableConvertor's Name and Created At
+// (defaultConvertorTable). Upstream prints from the internal types; the
+// v1 types have the same fields (pointers where the v1 type has them: a
+// nil replicas count reads 0, as the internal type, defaulted, never has
+// one). The server always prints wide, so every column's cell is filled;
+// kubectl hides priority-1 columns unless -o wide. This file holds what
+// the printers share: the table around them, kube-apiserver's asTable and
+// TableConvertor (apiserver/pkg/endpoints/handlers/response.go,
+// kubernetes/pkg/printers/storage), and the helpers of several printers.
 
 // tablePrinter is one kind's columns and how to fill a row.
 type tablePrinter struct {
@@ -173,226 +175,11 @@ var defaultConvertorTable = &tablePrinter{
 	},
 }
 
-// podTable: AddHandlers' podColumnDefinitions and printPod.
-var podTable = &tablePrinter{
-	columns: []metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Ready", Type: "string", Description: "The aggregate readiness state of this pod for accepting traffic."},
-		{Name: "Status", Type: "string", Description: "The aggregate status of the containers in this pod."},
-		{Name: "Restarts", Type: "string", Description: "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."},
-		ageColumn,
-		{Name: "IP", Type: "string", Priority: 1, Description: corev1.PodStatus{}.SwaggerDoc()["podIP"]},
-		{Name: "Node", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["nodeName"]},
-		{Name: "Nominated Node", Type: "string", Priority: 1, Description: corev1.PodStatus{}.SwaggerDoc()["nominatedNodeName"]},
-		{Name: "Readiness Gates", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["readinessGates"]},
-	},
-	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
-		return podCells(obj.(*corev1.Pod), age)
-	},
-}
-
-// podCells is printPod: Ready counts ready containers (restartable init
-// containers, i.e. sidecars, included); Status is the phase, overridden
-// by a reason: the pod's, SchedulingGated, an init container's, a
-// container's, Terminating; Restarts adds when the last restart was.
-func podCells(pod *corev1.Pod, age func(metav1.Time) string) []any {
-	restarts, sidecarRestarts := 0, 0
-	total := len(pod.Spec.Containers)
-	ready := 0
-	var lastRestart, lastSidecarRestart metav1.Time
-
-	reason := string(pod.Status.Phase)
-	if pod.Status.Reason != "" {
-		reason = pod.Status.Reason
-	}
-	// A pod held by scheduling gates says so (PodScheduled, reason
-	// SchedulingGated): transcript 52.
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonSchedulingGated {
-			reason = corev1.PodReasonSchedulingGated
-		}
-	}
-
-	initContainers := map[string]*corev1.Container{}
-	for i := range pod.Spec.InitContainers {
-		initContainers[pod.Spec.InitContainers[i].Name] = &pod.Spec.InitContainers[i]
-		if isRestartableInitContainer(&pod.Spec.InitContainers[i]) {
-			total++
-		}
-	}
-	later := func(last *metav1.Time, cs corev1.ContainerStatus) {
-		if t := cs.LastTerminationState.Terminated; t != nil && last.Before(&t.FinishedAt) {
-			*last = t.FinishedAt
-		}
-	}
-
-	initializing := false
-	for i, c := range pod.Status.InitContainerStatuses {
-		restarts += int(c.RestartCount)
-		later(&lastRestart, c)
-		sidecar := isRestartableInitContainer(initContainers[c.Name])
-		if sidecar {
-			sidecarRestarts += int(c.RestartCount)
-			later(&lastSidecarRestart, c)
-		}
-		switch {
-		case c.State.Terminated != nil && c.State.Terminated.ExitCode == 0:
-			continue
-		case sidecar && c.Started != nil && *c.Started:
-			if c.Ready {
-				ready++
-			}
-			continue
-		case c.State.Terminated != nil:
-			t := c.State.Terminated
-			switch {
-			case t.Reason != "":
-				reason = "Init:" + t.Reason
-			case t.Signal != 0:
-				reason = fmt.Sprintf("Init:Signal:%d", t.Signal)
-			default:
-				reason = fmt.Sprintf("Init:ExitCode:%d", t.ExitCode)
-			}
-		case c.State.Waiting != nil && c.State.Waiting.Reason != "" && c.State.Waiting.Reason != "PodInitializing":
-			reason = "Init:" + c.State.Waiting.Reason
-		default:
-			reason = fmt.Sprintf("Init:%d/%d", i, len(pod.Spec.InitContainers))
-		}
-		initializing = true
-		break
-	}
-
-	if !initializing || podConditionTrue(pod.Status.Conditions, corev1.PodInitialized) {
-		restarts, lastRestart = sidecarRestarts, lastSidecarRestart
-		running := false
-		for i := len(pod.Status.ContainerStatuses) - 1; i >= 0; i-- {
-			c := pod.Status.ContainerStatuses[i]
-			restarts += int(c.RestartCount)
-			later(&lastRestart, c)
-			switch {
-			case c.State.Waiting != nil && c.State.Waiting.Reason != "":
-				reason = c.State.Waiting.Reason
-			case c.State.Terminated != nil && c.State.Terminated.Reason != "":
-				reason = c.State.Terminated.Reason
-			case c.State.Terminated != nil && c.State.Terminated.Signal != 0:
-				reason = fmt.Sprintf("Signal:%d", c.State.Terminated.Signal)
-			case c.State.Terminated != nil:
-				reason = fmt.Sprintf("ExitCode:%d", c.State.Terminated.ExitCode)
-			case c.Ready && c.State.Running != nil:
-				running = true
-				ready++
-			}
-		}
-		// Back to Running if a container still runs.
-		if reason == "Completed" && running {
-			reason = "NotReady"
-			if podConditionTrue(pod.Status.Conditions, corev1.PodReady) {
-				reason = "Running"
-			}
-		}
-	}
-
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	switch {
-	case pod.DeletionTimestamp != nil && pod.Status.Reason == "NodeLost": // node.NodeUnreachablePodReason
-		reason = "Unknown"
-	case pod.DeletionTimestamp != nil && !terminal:
-		reason = "Terminating" // transcript 58
-	}
-
-	restartsCell := strconv.Itoa(restarts)
-	if restarts != 0 && !lastRestart.IsZero() {
-		restartsCell = fmt.Sprintf("%d (%s ago)", restarts, age(lastRestart))
-	}
-
-	ip := "<none>"
-	if len(pod.Status.PodIPs) > 0 && pod.Status.PodIPs[0].IP != "" {
-		ip = pod.Status.PodIPs[0].IP
-	}
-	readinessGates := "<none>"
-	if n := len(pod.Spec.ReadinessGates); n > 0 {
-		met := 0
-		for _, g := range pod.Spec.ReadinessGates {
-			if podConditionTrue(pod.Status.Conditions, g.ConditionType) {
-				met++
-			}
-		}
-		readinessGates = fmt.Sprintf("%d/%d", met, n)
-	}
-	return []any{
-		pod.Name, fmt.Sprintf("%d/%d", ready, total), reason, restartsCell, age(pod.CreationTimestamp),
-		orNone(ip), orNone(pod.Spec.NodeName), orNone(pod.Status.NominatedNodeName), readinessGates,
-	}
-}
-
-// podRowConditions marks a finished pod's row Completed (printPod's
-// podSuccessConditions and podFailedConditions).
-func podRowConditions(pod *corev1.Pod) []metav1.TableRowCondition {
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
-		return []metav1.TableRowCondition{{Type: metav1.RowCompleted, Status: metav1.ConditionTrue, Reason: string(corev1.PodSucceeded), Message: "The pod has completed successfully."}}
-	case corev1.PodFailed:
-		return []metav1.TableRowCondition{{Type: metav1.RowCompleted, Status: metav1.ConditionTrue, Reason: string(corev1.PodFailed), Message: "The pod failed."}}
-	}
-	return nil
-}
-
-// isRestartableInitContainer: a sidecar, an init container with
-// restartPolicy Always.
-func isRestartableInitContainer(c *corev1.Container) bool {
-	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
-// podConditionTrue reports whether the pod's first condition of type t
-// is True (printers.go isPodInitializedConditionTrue, hasPodReadyCondition
-// and the readiness-gates count).
-func podConditionTrue(conditions []corev1.PodCondition, t corev1.PodConditionType) bool {
-	for _, c := range conditions {
-		if c.Type == t {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func orNone(s string) string {
 	if s == "" {
 		return "<none>"
 	}
 	return s
-}
-
-// deploymentTable: AddHandlers' deploymentColumnDefinitions and
-// printDeployment. Up-to-date and Available are integers in a column
-// typed string, as upstream has them (transcript 54).
-var deploymentTable = &tablePrinter{
-	columns: []metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
-		{Name: "Up-to-date", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]},
-		{Name: "Available", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]},
-		ageColumn,
-		{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
-		{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
-		{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]},
-	},
-	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
-		d := obj.(*appsv1.Deployment)
-		var desired int32
-		if d.Spec.Replicas != nil {
-			desired = *d.Spec.Replicas
-		}
-		selector := "<invalid>"
-		if s, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil {
-			selector = s.String()
-		}
-		names, images := containerCells(d.Spec.Template.Spec.Containers)
-		return []any{
-			d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, desired),
-			int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas), age(d.CreationTimestamp),
-			names, images, selector,
-		}
-	},
 }
 
 // containerCells is printers.go layoutContainerCells: names and images,
@@ -405,115 +192,69 @@ func containerCells(containers []corev1.Container) (names, images string) {
 	return strings.Join(n, ","), strings.Join(i, ",")
 }
 
-// configMapTable: configMapColumnDefinitions and printConfigMap; Data is
-// the number of keys, binaryData's included (transcript 55).
-var configMapTable = &tablePrinter{
-	columns: []metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
-		ageColumn,
-	},
-	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
-		cm := obj.(*corev1.ConfigMap)
-		return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), age(cm.CreationTimestamp)}
-	},
-}
-
-// namespaceTable: namespaceColumnDefinitions and printNamespace
-// (transcript 56).
-var namespaceTable = &tablePrinter{
-	columns: []metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Status", Type: "string", Description: "The status of the namespace"},
-		ageColumn,
-	},
-	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
-		ns := obj.(*corev1.Namespace)
-		return []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp)}
-	},
-}
-
-// nodeTable: nodeColumnDefinitions and printNode. No recording has a
-// node table; these follow upstream's source.
-var nodeTable = &tablePrinter{
-	columns: []metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Status", Type: "string", Description: "The status of the node"},
-		{Name: "Roles", Type: "string", Description: "The roles of the node"},
-		ageColumn,
-		{Name: "Version", Type: "string", Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]},
-		{Name: "Internal-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
-		{Name: "External-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
-		{Name: "OS-Image", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]},
-		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]},
-		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]},
-	},
-	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
-		n := obj.(*corev1.Node)
-		// Status: Ready or NotReady from the Ready condition, Unknown
-		// without one, then SchedulingDisabled if cordoned.
-		var status []string
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				if c.Status == corev1.ConditionTrue {
-					status = append(status, string(c.Type))
-				} else {
-					status = append(status, "Not"+string(c.Type))
-				}
-				break
-			}
-		}
-		if len(status) == 0 {
-			status = append(status, "Unknown")
-		}
-		if n.Spec.Unschedulable {
-			status = append(status, "SchedulingDisabled")
-		}
-		info := n.Status.NodeInfo
-		return []any{
-			n.Name, strings.Join(status, ","), orNone(strings.Join(nodeRoles(n), ",")), age(n.CreationTimestamp), info.KubeletVersion,
-			nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP),
-			orUnknown(info.OSImage), orUnknown(info.KernelVersion), orUnknown(info.ContainerRuntimeVersion),
-		}
-	},
-}
-
-// nodeRoles is printers.go findNodeRoles: node-role.kubernetes.io/<role>
-// labels and the kubernetes.io/role label, sorted.
-func nodeRoles(n *corev1.Node) []string {
-	set := map[string]bool{}
-	for k, v := range n.Labels {
-		switch {
-		case strings.HasPrefix(k, "node-role.kubernetes.io/"):
-			if role := strings.TrimPrefix(k, "node-role.kubernetes.io/"); role != "" {
-				set[role] = true
-			}
-		case k == "kubernetes.io/role" && v != "":
-			set[v] = true
-		}
-	}
-	roles := make([]string, 0, len(set))
-	for r := range set {
-		roles = append(roles, r)
-	}
-	sort.Strings(roles)
-	return roles
-}
-
-// nodeAddress is getNodeInternalIP and getNodeExternalIP: the first
-// address of the type, or <none>.
-func nodeAddress(n *corev1.Node, t corev1.NodeAddressType) string {
-	for _, a := range n.Status.Addresses {
-		if a.Type == t {
-			return a.Address
-		}
-	}
-	return "<none>"
-}
-
 func orUnknown(s string) string {
 	if s == "" {
 		return "<unknown>"
 	}
 	return s
+}
+
+// containersColumns are the Containers and Images columns of the kinds
+// with a pod template, priority 1.
+var containersColumns = []metav1.TableColumnDefinition{
+	{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
+	{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
+}
+
+func columns(cols ...any) []metav1.TableColumnDefinition {
+	var out []metav1.TableColumnDefinition
+	for _, c := range cols {
+		switch c := c.(type) {
+		case metav1.TableColumnDefinition:
+			out = append(out, c)
+		case []metav1.TableColumnDefinition:
+			out = append(out, c...)
+		}
+	}
+	return out
+}
+
+func replicas(p *int32) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(*p)
+}
+
+// sortedSet is sets.NewString(...).List() joined: the non-empty values,
+// sorted, without duplicates.
+func sortedSet(vs []string) string {
+	var out []string
+	for _, v := range vs {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), ",")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// listWithMore is listWithMoreString: the first three, then how many
+// more; <unset> for none.
+func listWithMore(list []string) string {
+	const max = 3
+	if len(list) > max {
+		return fmt.Sprintf("%s + %d more...", strings.Join(list[:max], ","), len(list)-max)
+	}
+	if len(list) == 0 {
+		return "<unset>"
+	}
+	return strings.Join(list, ",")
 }

@@ -7,18 +7,29 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
+
+// certificates.k8s.io/v1 (kubernetes pkg/registry/certificates): a
+// CertificateSigningRequest's strategy (csrStrategy, below), its
+// validation, its approval subresource and its printer.
+var certificatesStrategies = map[schema.GroupResource]strategy{
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
+}
 
 // CertificateSigningRequests (certificates.k8s.io/v1), as kube-apiserver
 // v1.37.2 stores them: kubernetes pkg/registry/certificates/certificates
@@ -429,4 +440,54 @@ func validateCSRUpdate(next, old *certificatesv1.CertificateSigningRequest, opts
 		}
 	}
 	return append(errs, approvedAndDenied(next, opts)...)
+}
+
+// csrTable: certificateSigningRequestColumnDefinitions (their
+// descriptions from v1beta1's documentation, as upstream takes them) and
+// printCertificateSigningRequest with extractCSRStatus. Requestor is
+// spec.username, empty here (no one is authenticated).
+var csrTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		ageColumn,
+		{Name: "SignerName", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()["signerName"]},
+		{Name: "Requestor", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()["request"]},
+		{Name: "RequestedDuration", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()["expirationSeconds"]},
+		{Name: "Condition", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]},
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		csr := obj.(*certificatesv1.CertificateSigningRequest)
+		signer := "<none>"
+		if csr.Spec.SignerName != "" {
+			signer = csr.Spec.SignerName
+		}
+		requested := "<none>"
+		if s := csr.Spec.ExpirationSeconds; s != nil {
+			requested = duration.HumanDuration(time.Duration(*s) * time.Second)
+		}
+		var approved, denied, failed bool
+		for _, c := range csr.Status.Conditions {
+			switch c.Type {
+			case certificatesv1.CertificateApproved:
+				approved = true
+			case certificatesv1.CertificateDenied:
+				denied = true
+			case certificatesv1.CertificateFailed:
+				failed = true
+			}
+		}
+		status := "Pending"
+		if denied {
+			status = "Denied"
+		} else if approved {
+			status = "Approved"
+		}
+		if failed {
+			status += ",Failed"
+		}
+		if len(csr.Status.Certificate) > 0 {
+			status += ",Issued"
+		}
+		return []any{csr.Name, age(csr.CreationTimestamp), signer, csr.Spec.Username, requested, status}
+	},
 }
