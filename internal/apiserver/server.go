@@ -397,6 +397,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.error(err)
 		case res.Status != nil:
 			rw.status(http.StatusOK, res.Status)
+		//nolint:staticcheck // SA1019: 202 only for orphanDependents=false, as kube-apiserver's handler (transcript 128)
+		case res.Pending && opts.OrphanDependents != nil && !*opts.OrphanDependents:
+			rw.respond(http.StatusAccepted, res.Object, nil)
 		default:
 			rw.respond(http.StatusOK, res.Object, nil)
 		}

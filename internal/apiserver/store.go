@@ -615,6 +615,12 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err != nil {
 		return nil, err
 	}
+	if typ == watch.Deleted {
+		// The stored object goes, as it was (deleteWithoutFinalizers, gc.go).
+		s.commit(res, typ, old.DeepCopyObject(), old)
+		committed()
+		return next.DeepCopyObject(), nil
+	}
 	s.commit(res, typ, next, old)
 	committed()
 	return next.DeepCopyObject(), nil
@@ -625,6 +631,9 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 type deleteResult struct {
 	Object runtime.Object
 	Status *metav1.Status
+	// Pending: the object stays, marked, until its finalizers go
+	// (kube-apiserver's Delete returns deleted=false; gc.go).
+	Pending bool
 }
 
 func (s *store) delete(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
@@ -648,6 +657,9 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	}
 	old = view(res, old)
 	om := metaOf(old)
+	if out, done, err := s.beforeDelete(res, old, opts); done { // gc.go
+		return out, err
+	}
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
 	}
@@ -681,7 +693,7 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	switch {
 	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
-		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
+		return deleteResult{Object: startDeletion().DeepCopyObject(), Pending: true}, nil
 	case res == s.reg.lookup(namespacesGVR):
 		// What the namespace controller does, done at once: terminate,
 		// delete the contents, then the namespace.
@@ -722,34 +734,33 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 }
 
 // deleteCollection deletes, one by one, every object of res that o
-// selects, and returns the list of what it deleted, each as its delete
-// left it.
+// selects, and returns the list of what it deleted, as it was listed.
 func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
 	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
 	var deleted []runtime.Object
+	listed := s.rv
 	for _, key := range sortedKeys(s.objects[storageOf(res)]) {
 		obj := view(res, s.objects[storageOf(res)][key])
 		m := metaOf(obj)
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
-		out, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts)
-		if err != nil {
+		if _, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts); err != nil {
 			return nil, err
 		}
-		if out.Object != nil {
-			deleted = append(deleted, out.Object.DeepCopyObject())
-		} else {
-			deleted = append(deleted, obj.DeepCopyObject())
-		}
+		// The answer is the list as listed, before the deletes
+		// (Store.DeleteCollection; transcript 132).
+		deleted = append(deleted, obj.DeepCopyObject())
 	}
 	list := res.NewList()
 	if err := meta.SetList(list, deleted); err != nil {
 		return nil, err
 	}
+	lm, _ := meta.ListAccessor(list)
+	lm.SetResourceVersion(strconv.FormatUint(listed, 10))
 	return list, nil
 }
 
