@@ -433,3 +433,12 @@ func TestDeleteHeldByFinalizer(t *testing.T) {
 func TestDeletePreconditions(t *testing.T) {
 	newGCReplay(t).replay("129-delete-preconditions")
 }
+
+// TestListRVWithLimit: a LIST with a resourceVersion and a limit and no
+// resourceVersionMatch is served at exactly that resourceVersion (the
+// items as they were then); without the limit, or with
+// resourceVersionMatch=NotOlderThan, at the current one.
+// transcript 130-list-rv-limit
+func TestListRVWithLimit(t *testing.T) {
+	newGCReplay(t).replay("130-list-rv-limit")
+}

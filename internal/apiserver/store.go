@@ -817,7 +817,11 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if want > s.rv {
 			return nil, tooLargeResourceVersion(want, s.rv)
 		}
-		if o.Match == metav1.ResourceVersionMatchExact {
+		// With a limit and no resourceVersionMatch it is exact too: the
+		// "legacy exact match" of delegator.ShouldDelegateList
+		// (k8s.io/apiserver pkg/storage/cacher/delegator/interface.go,
+		// transcript 130).
+		if o.Match == metav1.ResourceVersionMatchExact || o.Match == "" && o.Limit > 0 {
 			if want < s.compacted {
 				return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", want, s.compacted))
 			}
