@@ -6,8 +6,11 @@
 # preconditions, a second DELETE of an object held by a finalizer), and a
 # LIST with resourceVersion and limit. It writes the transcripts 120-133
 # into internal/apiserver/testdata/transcripts, in their format (see
-# internal/apiserver/transcripttest), which gc_transcript_test.go and
-# delete_transcript_test.go replay on the workshop cluster.
+# internal/apiserver/transcripttest), which
+# internal/apiserver/gc_transcript_test.go replays on the workshop
+# cluster. A run takes about two minutes; uids and resourceVersions
+# change at every run, and the order in which the collector takes an
+# owner's dependents may too (the test allows for both).
 #
 #   hack/realk8s/up.sh && hack/realk8s/record-gc.sh [KUBECONFIG]; hack/realk8s/down.sh
 #
@@ -17,7 +20,8 @@
 # It talks to kube-apiserver through `kubectl proxy` as curl (the field
 # manager of what it writes), in fresh namespaces gc-*, and stops
 # kube-controller-manager (by the pid up.sh recorded) for the last file,
-# which shows a Foreground delete where no collector runs (as in envtest).
+# 131, which shows a Foreground delete where no collector runs (as in
+# envtest); run down.sh after it. Needs kubectl, curl and jq.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 KC=${1:-$HERE/kubeconfig}
