@@ -4,7 +4,7 @@
 # and streams when an owner is deleted with each propagation policy, and
 # the DELETE details the workshop cluster copies (202 Accepted,
 # preconditions, a second DELETE of an object held by a finalizer), and a
-# LIST with resourceVersion and limit. It writes the transcripts 120-133
+# LIST with resourceVersion and limit. It writes the transcripts 120-134
 # into internal/apiserver/testdata/transcripts, in their format (see
 # internal/apiserver/transcripttest), which
 # internal/apiserver/gc_transcript_test.go replays on the workshop
@@ -273,6 +273,24 @@ rec DELETE $R/gc-owner
 watchend
 rec GET $C
 
+# 134: a Foreground delete does not wait for a dependent without
+# blockOwnerDeletion, even one that a finalizer holds.
+ns=gc-foreground-nonblocking
+newns $ns
+begin 134-gc-foreground-nonblocking-held
+C=/api/v1/namespaces/$ns/configmaps
+rec POST $C "$(cm owner)"
+owner=$(uid)
+rec POST $C "$(cm held "[$(ref owner "$owner")]" '["example.com/hold"]')"
+last_rv=$(rv)
+sleep 2
+comment "the watch below is opened here, before the DELETE, and ends after 6 s"
+watchstart "$C?watch=true&resourceVersion=$last_rv&timeoutSeconds=6"
+rec DELETE $C/owner '{"propagationPolicy":"Foreground"}'
+watchend
+rec GET $C
+rec PATCH $C/held '{"metadata":{"finalizers":null}}'
+
 # 131: without kube-controller-manager (as in envtest, whose
 # kube-apiserver keeps --enable-garbage-collector), a Foreground delete
 # marks the owner and nothing removes the finalizer.
@@ -282,7 +300,7 @@ gcfile 131 no-collector-foreground '{"propagationPolicy":"Foreground"}'
 
 for ns in gc-ready gc-background gc-default gc-foreground gc-orphan gc-orphandependents-true gc-orphandependents-false \
 	gc-foreground-waits gc-owner-missing gc-held gc-preconditions gc-list gc-deletecollection gc-cluster-owner \
-	gc-no-collector-foreground; do
+	gc-foreground-nonblocking gc-no-collector-foreground; do
 	q -X DELETE "$S/api/v1/namespaces/$ns" >/dev/null || true
 done
 echo "recorded into $out"

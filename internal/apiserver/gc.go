@@ -43,13 +43,15 @@ import (
 //
 // Each behaviour here is checked against a real control plane
 // (kube-apiserver and kube-controller-manager v1.37.2, recorded with
-// hack/realk8s/record-gc.sh into testdata/transcripts 120-131;
+// hack/realk8s/record-gc.sh into testdata/transcripts 120-134;
 // gc_transcript_test.go replays them): an owner ConfigMap with a
 // dependent with blockOwnerDeletion, one without, and one with a second
 // owner that stays, deleted with each policy (120-125); a Foreground
 // delete that waits for a dependent held by a finalizer of its own,
 // and a chain of three (126); dependents whose owner does not exist
-// (127). What the recordings show, beside the code named above:
+// (127); one that does not wait for a dependent without
+// blockOwnerDeletion (134). What the recordings show, beside the code
+// named above:
 //
 //   - The collector's writes only remove (ownerReferences, its
 //     finalizers), so they add no managedFields entry of their own:

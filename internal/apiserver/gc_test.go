@@ -21,7 +21,7 @@ import (
 // workshop cluster's collector does for each propagation policy, in the
 // one order it does it. gc_transcript_test.go checks the same against
 // what kube-apiserver and kube-controller-manager v1.37.2 answered and
-// streamed (testdata/transcripts 120-133, recorded by
+// streamed (testdata/transcripts 120-134, recorded by
 // hack/realk8s/record-gc.sh). A DELETED event carries the object as it
 // was last stored: an owner that its last finalizer held still lists
 // it there (transcripts 122, 123).

@@ -409,6 +409,14 @@ func TestGCForegroundWaits(t *testing.T) {
 	newGCReplay(t).replay("126-gc-foreground-waits")
 }
 
+// TestGCForegroundNonBlocking: a Foreground delete does not wait for a
+// dependent without blockOwnerDeletion, even one that a finalizer holds:
+// the dependent is marked, the owner goes.
+// transcript 134-gc-foreground-nonblocking-held
+func TestGCForegroundNonBlocking(t *testing.T) {
+	newGCReplay(t).replay("134-gc-foreground-nonblocking-held")
+}
+
 // TestGCOwnerMissingTranscript: a dependent created with an owner that
 // does not exist, by name or by uid, is deleted.
 // transcript 127-gc-owner-missing
