@@ -49,9 +49,10 @@ import (
 // owner that stays, deleted with each policy (120-125); a Foreground
 // delete that waits for a dependent held by a finalizer of its own,
 // and a chain of three (126); dependents whose owner does not exist
-// (127); one that does not wait for a dependent without
-// blockOwnerDeletion (134). What the recordings show, beside the code
-// named above:
+// (127); a Foreground delete that does not wait for a dependent
+// without blockOwnerDeletion (134); a collection's DELETE with Orphan
+// (132); a namespaced dependent of a cluster-scoped owner (133). What
+// the recordings show, beside the code named above:
 //
 //   - The collector's writes only remove (ownerReferences, its
 //     finalizers), so they add no managedFields entry of their own:
@@ -72,9 +73,11 @@ import (
 //     finalizer. This server without the option is kube-apiserver with
 //     --enable-garbage-collector=false instead: no finalizer is added.
 //
-// The DELETE details beside it, also recorded (beforeDelete below, and
-// server.go): preconditions (129), 202 Accepted (128), a DELETE of an
-// object already being deleted (128).
+// The DELETE details beside it, also recorded (beforeDelete below,
+// server.go and store.go): preconditions (129), 202 Accepted only for
+// orphanDependents=false (128), a DELETE of an object already being
+// deleted (128), a collection's DELETE answered with the list as it was
+// listed (132).
 
 // deletionFinalizers returns an object's finalizers as a DELETE with
 // opts leaves them: the orphan and foregroundDeletion finalizers
