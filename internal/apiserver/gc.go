@@ -1,13 +1,16 @@
 package apiserver
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -38,18 +41,43 @@ import (
 // keeps the flag's default, true, with no controller-manager: there a
 // Foreground or Orphan delete leaves the object marked for ever.)
 //
-// This follows the documentation ("Garbage Collection", "Use Cascading
-// Deletion") and the code named above; no real cluster was recorded
-// doing it yet. To check it, record on kube-apiserver v1.37.2 with
-// kube-controller-manager (hack/realk8s), for an owner ConfigMap and
-// dependents with and without blockOwnerDeletion, one with a second
-// owner that stays: the DELETE's answer and a watch of the namespace
-// for each policy (none, Background, Foreground, Orphan); a Foreground
-// delete of a chain of three; an object created with an owner uid that
-// does not exist; and, without kube-controller-manager, a Foreground
-// delete (what envtest shows). The watch's objects carry the
-// collector's managedFields, which this collector only guesses
-// (manager kube-controller-manager, operation Update).
+// Each behaviour here is checked against a real control plane
+// (kube-apiserver and kube-controller-manager v1.37.2, recorded with
+// hack/realk8s/record-gc.sh into testdata/transcripts 120-134;
+// gc_transcript_test.go replays them): an owner ConfigMap with a
+// dependent with blockOwnerDeletion, one without, and one with a second
+// owner that stays, deleted with each policy (120-125); a Foreground
+// delete that waits for a dependent held by a finalizer of its own,
+// and a chain of three (126); dependents whose owner does not exist
+// (127); a Foreground delete that does not wait for a dependent
+// without blockOwnerDeletion (134); a collection's DELETE with Orphan
+// (132); a namespaced dependent of a cluster-scoped owner (133). What
+// the recordings show, beside the code named above:
+//
+//   - The collector's writes only remove (ownerReferences, its
+//     finalizers), so they add no managedFields entry of their own:
+//     the entry that owned what was removed loses it.
+//   - An object whose last finalizer an update removes is deleted by
+//     that update (k8s.io/apiserver's deleteWithoutFinalizers): the
+//     DELETED event carries the object as it was stored, finalizers
+//     still listed, at a new resourceVersion, and the update is
+//     answered with the object the update made, at the old one (126,
+//     128). store.updateLocked does the same.
+//   - The order in which the collector handles an owner's dependents is
+//     its workers', not fixed (120 and 121 differ); the order that
+//     follows from the rules is: a Background owner is gone before its
+//     dependents change, a Foreground or Orphan owner is marked before
+//     and gone after.
+//   - Without kube-controller-manager (131; envtest's case) a
+//     Foreground delete marks the owner and nothing ever removes the
+//     finalizer. This server without the option is kube-apiserver with
+//     --enable-garbage-collector=false instead: no finalizer is added.
+//
+// The DELETE details beside it, also recorded (beforeDelete below,
+// server.go and store.go): preconditions (129), 202 Accepted only for
+// orphanDependents=false (128), a DELETE of an object already being
+// deleted (128), a collection's DELETE answered with the list as it was
+// listed (132).
 
 // deletionFinalizers returns an object's finalizers as a DELETE with
 // opts leaves them: the orphan and foregroundDeletion finalizers
@@ -79,7 +107,78 @@ func deletionFinalizers(existing []string, opts *metav1.DeleteOptions) []string 
 	if foreground {
 		out = append(out, metav1.FinalizerDeleteDependents)
 	}
+	if sets.New(out...).Equal(sets.New(existing...)) {
+		return existing // no change: the order kept, as kube-apiserver keeps it
+	}
 	return out
+}
+
+// beforeDelete is what kube-apiserver's Store.Delete does before it
+// marks or removes an object (k8s.io/apiserver
+// pkg/registry/generic/registry/store.go, rest.BeforeDelete and
+// updateForGracefulDeletionAndFinalizers), for the kinds served by that
+// generic registry (namespaces and CRDs have registries of their own),
+// after checkDeletePreconditions and validating admission:
+//
+//   - an object already being deleted is not deleted again, but the
+//     DELETE still sets the deletion finalizers its options ask for
+//     (a Foreground or Orphan delete of an object that a finalizer
+//     holds adds one, which the collector then removes), and is
+//     answered with the object; if that leaves it no finalizer, it goes
+//     (transcript 128).
+//
+// done reports that it has answered.
+func (s *store) beforeDelete(res *Resource, old runtime.Object, opts *metav1.DeleteOptions) (out deleteResult, done bool, err error) {
+	if res.Hooks != nil && res.Hooks.Delete != nil || res.DeleteContents != nil {
+		return deleteResult{}, false, nil
+	}
+	m := metaOf(old)
+	if m.GetDeletionTimestamp() == nil {
+		return deleteResult{}, false, nil
+	}
+	finalizers := m.GetFinalizers()
+	if s.gc != nil {
+		finalizers = deletionFinalizers(finalizers, opts)
+	}
+	switch {
+	case len(finalizers) == 0:
+		final := old.DeepCopyObject()
+		s.commit(res, watch.Deleted, final, old)
+		if res.GracefulDelete {
+			return deleteResult{Object: final.DeepCopyObject()}, true, nil
+		}
+		return deleteResult{Status: &metav1.Status{
+			Status:  metav1.StatusSuccess,
+			Details: &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()},
+		}}, true, nil
+	case slices.Equal(finalizers, m.GetFinalizers()):
+		return deleteResult{Object: old.DeepCopyObject(), Pending: true}, true, nil
+	}
+	next := old.DeepCopyObject()
+	metaOf(next).SetFinalizers(finalizers)
+	s.commit(res, watch.Modified, next, old)
+	return deleteResult{Object: next.DeepCopyObject(), Pending: true}, true, nil
+}
+
+// checkDeletePreconditions is rest.BeforeDelete's first check: a uid or
+// resourceVersion in the DELETE's preconditions that does not match is a
+// 409 Conflict that names the kind (not the resource), as kube-apiserver
+// words it (transcript 129). Namespaces and CRDs, whose registries word it
+// their own way, are not checked (nothing was recorded for them).
+func checkDeletePreconditions(res *Resource, old runtime.Object, opts *metav1.DeleteOptions) error {
+	p := opts.Preconditions
+	if p == nil || res.Hooks != nil && res.Hooks.Delete != nil || res.DeleteContents != nil {
+		return nil
+	}
+	m := metaOf(old)
+	kind := schema.GroupResource{Group: res.GVR.Group, Resource: res.Kind}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
 }
 
 // gcManager is the field manager of the collector's writes, as
@@ -105,6 +204,9 @@ type collector struct {
 
 	mu    sync.Mutex
 	queue []event
+	busy  bool          // acting on an event taken from the queue
+	ended bool          // run has returned
+	idle  *sync.Cond    // on mu: broadcast when the queue is empty and nothing is being acted on
 	wake  chan struct{} // one pending wake-up
 	stop  chan struct{}
 	done  chan struct{}
@@ -112,6 +214,7 @@ type collector struct {
 
 func startCollector(s *store) *collector {
 	c := &collector{s: s, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c.idle = sync.NewCond(&c.mu)
 	go c.run()
 	return c
 }
@@ -134,8 +237,25 @@ func (c *collector) close() {
 	<-c.done
 }
 
+// settle waits until the collector has acted on every event committed
+// so far, and on those its own writes made: what a real cluster's
+// collector has done a moment after a write. (Tests only.)
+func (c *collector) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for (len(c.queue) > 0 || c.busy) && !c.ended {
+		c.idle.Wait()
+	}
+}
+
 func (c *collector) run() {
 	defer close(c.done)
+	defer func() { // nothing more will be done: release settle
+		c.mu.Lock()
+		c.queue, c.busy, c.ended = nil, false, true
+		c.idle.Broadcast()
+		c.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-c.stop:
@@ -145,11 +265,14 @@ func (c *collector) run() {
 		for {
 			c.mu.Lock()
 			if len(c.queue) == 0 {
+				c.busy = false
+				c.idle.Broadcast()
 				c.mu.Unlock()
 				break
 			}
 			ev := c.queue[0]
 			c.queue = c.queue[1:]
+			c.busy = true
 			c.mu.Unlock()
 			select {
 			case <-c.stop:

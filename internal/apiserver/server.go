@@ -429,6 +429,9 @@ func (s *Server) serveDelete(rw responder, r *http.Request, req request) {
 		rw.error(err)
 	case res.Status != nil:
 		rw.status(http.StatusOK, res.Status)
+	//nolint:staticcheck // SA1019: 202 only for orphanDependents=false, as kube-apiserver's handler (transcript 128)
+	case res.Pending && opts.OrphanDependents != nil && !*opts.OrphanDependents:
+		rw.respond(http.StatusAccepted, res.Object, nil)
 	default:
 		rw.respond(http.StatusOK, res.Object, nil)
 	}

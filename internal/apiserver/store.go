@@ -523,6 +523,12 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err != nil {
 		return nil, err
 	}
+	if typ == watch.Deleted {
+		// The stored object goes, as it was (deleteWithoutFinalizers, gc.go).
+		s.commit(res, typ, old.DeepCopyObject(), old)
+		committed()
+		return next.DeepCopyObject(), nil
+	}
 	s.commit(res, typ, next, old)
 	committed()
 	return next.DeepCopyObject(), nil
@@ -533,6 +539,9 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 type deleteResult struct {
 	Object runtime.Object
 	Status *metav1.Status
+	// Pending: the object stays, marked, until its finalizers go
+	// (kube-apiserver's Delete returns deleted=false; gc.go).
+	Pending bool
 }
 
 func (s *store) delete(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
@@ -561,10 +570,17 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	}
 	old = view(res, old)
 	om := metaOf(old)
+	// Preconditions first, as rest.BeforeDelete checks them (gc.go).
+	if err := checkDeletePreconditions(res, old, opts); err != nil {
+		return deleteResult{}, err
+	}
 	// Admission: validating (store_admission.go).
 	attrs.Old = old
 	if err := s.validatingAdmission(attrs); err != nil {
 		return deleteResult{}, err
+	}
+	if out, done, err := s.beforeDelete(res, old, opts); done { // gc.go
+		return out, err
 	}
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
@@ -599,7 +615,7 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	switch {
 	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
-		return deleteResult{Object: startDeletion().DeepCopyObject()}, nil
+		return deleteResult{Object: startDeletion().DeepCopyObject(), Pending: true}, nil
 	case res.DeleteContents != nil:
 		// The kind's controller's work, done at once (a namespace's:
 		// terminate, delete the contents, then the namespace).
@@ -630,34 +646,33 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 }
 
 // deleteCollection deletes, one by one, every object of res that o
-// selects, and returns the list of what it deleted, each as its delete
-// left it.
+// selects, and returns the list of what it deleted, as it was listed.
 func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
 	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
 	var deleted []runtime.Object
+	listed := s.rv
 	for _, key := range sortedKeys(s.objects[storageOf(res)]) {
 		obj := view(res, s.objects[storageOf(res)][key])
 		m := metaOf(obj)
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
-		out, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts)
-		if err != nil {
+		if _, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts); err != nil {
 			return nil, err
 		}
-		if out.Object != nil {
-			deleted = append(deleted, out.Object.DeepCopyObject())
-		} else {
-			deleted = append(deleted, obj.DeepCopyObject())
-		}
+		// The answer is the list as listed, before the deletes
+		// (Store.DeleteCollection; transcript 132).
+		deleted = append(deleted, obj.DeepCopyObject())
 	}
 	list := res.NewList()
 	if err := meta.SetList(list, deleted); err != nil {
 		return nil, err
 	}
+	lm, _ := meta.ListAccessor(list)
+	lm.SetResourceVersion(strconv.FormatUint(listed, 10))
 	return list, nil
 }
 
@@ -714,7 +729,11 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if want > s.rv {
 			return nil, tooLargeResourceVersion(want, s.rv)
 		}
-		if o.Match == metav1.ResourceVersionMatchExact {
+		// With a limit and no resourceVersionMatch it is exact too: the
+		// "legacy exact match" of delegator.ShouldDelegateList
+		// (k8s.io/apiserver pkg/storage/cacher/delegator/interface.go,
+		// transcript 130).
+		if o.Match == metav1.ResourceVersionMatchExact || o.Match == "" && o.Limit > 0 {
 			if want < s.compacted {
 				return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", want, s.compacted))
 			}
