@@ -126,7 +126,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if err := show.Next(ctx, out, "    patch deployment/web image nginx:1.28", "    ", events, 1); err != nil {
+	if err := show.Next(ctx, out, show.Block{Heading: "    patch deployment/web image nginx:1.28", Indent: "    ", From: events, N: 1}); err != nil {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
@@ -138,7 +138,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// ADDED, then the two steps of a deletion.
-	return show.Next(ctx, out, "    create pod/web-3, delete pod/web-2", "    ", events, 3)
+	return show.Next(ctx, out, show.Block{Heading: "    create pod/web-3, delete pod/web-2", Indent: "    ", From: events, N: 3})
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.

@@ -171,7 +171,7 @@ func describeRequest(r apiserver.Request) string {
 // them sorted: a resync walks the cache, a map, in no order.
 func printResync(ctx context.Context, out io.Writer, eager *tap.Recorder, n int) error {
 	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
-	return show.Sorted(ctx, out, "", "    ", eager.CallLines(updateLine), n)
+	return show.Sorted(ctx, out, show.Block{Indent: "    ", From: eager.CallLines(updateLine), N: n})
 }
 
 // printFirstUpdates awaits the first update handlers quiet and ignored

@@ -206,9 +206,9 @@ func (c *controllerCalls) print(ctx context.Context, out io.Writer, heading stri
 	if c.err != nil {
 		return
 	}
-	c.err = show.Next(ctx, out, heading, "    ", c.rec.Render(queueCall), queueCalls)
+	c.err = show.Next(ctx, out, show.Block{Heading: heading, Indent: "    ", From: c.rec.Render(queueCall), N: queueCalls})
 	if c.err == nil {
-		c.err = show.Next(ctx, out, "", "    ", c.reconciles, reconciles)
+		c.err = show.Next(ctx, out, show.Block{Indent: "    ", From: c.reconciles, N: reconciles})
 	}
 }
 

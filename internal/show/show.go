@@ -11,15 +11,15 @@
 //
 // The vocabulary, as the chapters use it:
 //
-//	Feed[T], Lines                               what taps report, awaited in order
-//	Next(ctx, out, heading, indent, lines, n)    a heading, then n lines awaited, in order
-//	Sorted(ctx, out, heading, indent, lines, n)  the same, sorted (no order promised)
-//	Print(out, indent, lines)                    lines already at hand
-//	Under(out, heading, lines)                   a heading, then lines indented under it
-//	Requests(reqs, keep)                         the request log as lines, METHOD path?query
-//	Event(ev), Pod(pod), Frame(frame)            a watch event, a pod, a wire frame, one line
-//	Describe(obj)                                an object: configmap/web rv=2
-//	List(objs), Deltas(deltas)                   objects; a queue's entry
+//	Feed[T], Lines                    what taps report, awaited in order
+//	Next(ctx, out, Block)             a heading, then N lines awaited, in order
+//	Sorted(ctx, out, Block)           the same, sorted (no order promised)
+//	Print(out, indent, lines)         lines already at hand
+//	Under(out, heading, lines)        a heading, then lines indented under it
+//	Requests(reqs, keep)              the request log as lines, METHOD path?query
+//	Event(ev), Pod(pod), Frame(frame) a watch event, a pod, a wire frame, one line
+//	Describe(obj)                     an object: configmap/web rv=2
+//	List(objs), Deltas(deltas)        objects; a queue's entry
 package show
 
 import (
@@ -160,31 +160,44 @@ type Source interface {
 	Await(ctx context.Context, n int) ([]string, error)
 }
 
-// Next prints heading as it is, if it is not "", then awaits the next n
-// lines and prints them after indent, in the order they came. If ctx
-// ends first, it prints the lines that came and returns the error that
-// says what it was still waiting for (the runner reports why ctx ended,
-// so a step that goes on regardless may leave it).
-func Next(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
-	if heading != "" {
-		fmt.Fprintln(out, heading)
-	}
-	got, err := lines.Await(ctx, n)
-	Print(out, indent, got)
+// A Block is what a step prints of what it awaits (Next, Sorted): a
+// heading, then the next N lines From a source, each after Indent.
+type Block struct {
+	Heading string // printed first, as it is (its indent included), unless ""
+	Indent  string // printed before each line
+	From    Source // where the lines come from
+	N       int    // how many lines to await
+}
+
+// Next prints b's heading, then awaits its N lines and prints them in
+// the order they came. If ctx ends first, it prints the lines that came
+// and returns the error that says what it was still waiting for; every
+// caller returns it (the runner reports why ctx ended).
+func Next(ctx context.Context, out io.Writer, b Block) error {
+	got, err := b.await(ctx, out)
+	Print(out, b.Indent, got)
 	return err
 }
 
 // Sorted is Next for lines whose order client-go does not promise (the
 // objects of an initial list, a resync, two handlers' calls): it prints
 // them sorted.
-func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
-	if heading != "" {
-		fmt.Fprintln(out, heading)
-	}
-	got, err := lines.Await(ctx, n)
+func Sorted(ctx context.Context, out io.Writer, b Block) error {
+	got, err := b.await(ctx, out)
 	slices.Sort(got)
-	Print(out, indent, got)
+	Print(out, b.Indent, got)
 	return err
+}
+
+// await prints the heading, then awaits the block's lines.
+func (b Block) await(ctx context.Context, out io.Writer) ([]string, error) {
+	if b.Heading != "" {
+		fmt.Fprintln(out, b.Heading)
+	}
+	if b.From == nil {
+		return nil, fmt.Errorf("show: %q awaits %d lines from no source", b.Heading, b.N)
+	}
+	return b.From.Await(ctx, b.N)
 }
 
 // Requests renders the request log (cluster.Requests) one line per

@@ -59,7 +59,8 @@ func TestLines(t *testing.T) {
 }
 
 // TestNextSortedUnder: Next keeps the order the lines came in, Sorted
-// sorts them, both print what came before ctx ended and return why;
+// sorts them, both print what came before ctx ended and return why (or
+// that a block has no source);
 // Under indents its lines two spaces deeper than its heading.
 func TestNextSortedUnder(t *testing.T) {
 	ctx := t.Context()
@@ -67,22 +68,25 @@ func TestNextSortedUnder(t *testing.T) {
 	var out strings.Builder
 	l.Send("b")
 	l.Send("a")
-	if err := Next(ctx, &out, "", "  ", l, 2); err != nil {
+	if err := Next(ctx, &out, Block{Indent: "  ", From: l, N: 2}); err != nil {
 		t.Fatal(err)
 	}
 	l.Send("d")
 	l.Send("c")
-	if err := Sorted(ctx, &out, "  sorted:", "    ", l, 2); err != nil {
+	if err := Sorted(ctx, &out, Block{Heading: "  sorted:", Indent: "    ", From: l, N: 2}); err != nil {
 		t.Fatal(err)
 	}
 	Under(&out, "  requests:", []string{"GET /x"})
 	short, stop := context.WithTimeoutCause(ctx, 10*time.Millisecond, errors.New("stuck"))
 	defer stop()
 	l.Send("e")
-	if err := Next(short, &out, "", "  ", l, 2); err == nil {
+	if err := Next(short, &out, Block{Indent: "  ", From: l, N: 2}); err == nil {
 		t.Error("Next past the deadline: no error")
 	}
-	want := "  b\n  a\n  sorted:\n    c\n    d\n  requests:\n    GET /x\n  e\n"
+	if err := Next(ctx, &out, Block{Heading: "  nothing to await:", N: 1}); err == nil {
+		t.Error("Next from no source: no error")
+	}
+	want := "  b\n  a\n  sorted:\n    c\n    d\n  requests:\n    GET /x\n  e\n  nothing to await:\n"
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
