@@ -265,7 +265,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 		return errors.New("the informer did not sync")
 	}
-	show.Under(w, "  informer synced; the requests it sent:", requestLines(c.Requests()))
+	show.Under(w, "  informer synced; the requests it sent:", show.Brief(c.Requests(), nil))
 	idx := inf.GetIndexer()
 
 	// A thousand reads from the cache: the request log does not move.

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 )
@@ -110,20 +109,6 @@ func printIndices(w io.Writer, what string, idx cache.Indexer) error {
 		}
 	}
 	return nil
-}
-
-// requestLines renders the request log short, as verb and resource,
-// marking a watch that asked for the initial list too.
-func requestLines(reqs []apiserver.Request) []string {
-	var lines []string
-	for _, r := range reqs {
-		var note string
-		if slices.Contains(r.Query["sendInitialEvents"], "true") {
-			note = " (watch-list: the initial list comes on the watch)"
-		}
-		lines = append(lines, r.Verb+" "+r.Resource+note)
-	}
-	return lines
 }
 
 // printCost prints what a query found and how far the request log

@@ -25,8 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
@@ -136,35 +134,6 @@ func updatedTo(p *corev1.Pod) func(tap.Event) bool {
 		m, err := meta.Accessor(c.Obj)
 		return err == nil && m.GetName() == p.Name && m.GetResourceVersion() == p.ResourceVersion
 	}
-}
-
-// requestsFor returns the list and watch requests for the resources
-// since the last ResetRequests, from the client-side request log, one
-// short line each, sorted: informers started together send theirs in no
-// fixed order.
-func requestsFor(c *cluster.Cluster, resources ...string) []string {
-	var lines []string
-	for _, r := range c.Requests() {
-		if slices.Contains(resources, r.Resource) && show.ListsAndWatches(r) {
-			lines = append(lines, describeRequest(r))
-		}
-	}
-	slices.Sort(lines)
-	return lines
-}
-
-// describeRequest renders a logged request as verb, resource and label
-// selector. A watch with sendInitialEvents=true is a watch-list: the
-// current objects, then the changes, on one stream.
-func describeRequest(r apiserver.Request) string {
-	s := strings.ToUpper(r.Verb) + " " + r.Resource
-	if sel := r.Query.Get("labelSelector"); sel != "" {
-		s += " labelSelector=" + sel
-	}
-	if r.Query.Get("sendInitialEvents") == "true" {
-		s += "  (watch-list)"
-	}
-	return s
 }
 
 // printResync awaits the n resync calls handler eager gets and prints

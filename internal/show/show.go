@@ -17,7 +17,9 @@
 //	Print(out, indent, lines)         lines already at hand
 //	Under(out, heading, lines)        a heading, then lines indented under it
 //	Requests(reqs, keep)              the request log as lines, METHOD path?query
+//	Brief(reqs, keep)                 the same in short, sorted: VERB resource
 //	Event(ev), Pod(pod), Frame(frame) a watch event, a pod, a wire frame, one line
+//	PodState(pod)                     a pod's phase and resourceVersion
 //	Describe(obj)                     an object: configmap/web rv=2
 //	List(objs), Deltas(deltas)        objects; a queue's entry
 package show
@@ -213,9 +215,43 @@ func Requests(reqs []apiserver.Request, keep func(apiserver.Request) bool) []str
 	return lines
 }
 
+// Brief is Requests in short, for a step that counts requests rather
+// than reads them: VERB resource, the label selector if any, and
+// "(watch-list)" for a watch that asked for the initial list too
+// (sendInitialEvents=true: the objects, then the changes, on one
+// stream). Without their paths and resourceVersions, what tells the
+// requests of informers started together apart is gone, and so is any
+// order between them: the lines come sorted.
+func Brief(reqs []apiserver.Request, keep func(apiserver.Request) bool) []string {
+	var lines []string
+	for _, r := range reqs {
+		if keep != nil && !keep(r) {
+			continue
+		}
+		s := strings.ToUpper(r.Verb) + " " + r.Resource
+		if sel := r.Query.Get("labelSelector"); sel != "" {
+			s += " labelSelector=" + sel
+		}
+		if r.Query.Get("sendInitialEvents") == "true" {
+			s += "  (watch-list)"
+		}
+		lines = append(lines, s)
+	}
+	slices.Sort(lines)
+	return lines
+}
+
 // ListsAndWatches keeps the requests an informer makes: list and watch.
 func ListsAndWatches(r apiserver.Request) bool {
 	return r.Verb == "list" || r.Verb == "watch"
+}
+
+// ListsAndWatchesOf keeps the lists and watches of the resources named
+// ("pods", "deployments.apps").
+func ListsAndWatchesOf(resources ...string) func(apiserver.Request) bool {
+	return func(r apiserver.Request) bool {
+		return ListsAndWatches(r) && slices.Contains(resources, r.Resource)
+	}
 }
 
 // Event is one line for a watch event: its type, then what it carries.
@@ -294,10 +330,16 @@ func fromKubernetes(obj any) bool {
 	return strings.HasPrefix(reflect.Indirect(reflect.ValueOf(obj)).Type().PkgPath(), "k8s.io/")
 }
 
-// Pod is one line for a pod: its name, phase and resourceVersion, and
-// whether its deletion has begun.
+// Pod is one line for a pod: its name, then its state (PodState).
 func Pod(p *corev1.Pod) string {
-	s := fmt.Sprintf("pod/%s  %-7s  rv=%s", p.Name, p.Status.Phase, p.ResourceVersion)
+	return "pod/" + p.Name + "  " + PodState(p)
+}
+
+// PodState is a pod's phase and resourceVersion, and whether its
+// deletion has begun: Pod without the name, for a line that names the
+// pod its own way (by its key, namespace/name).
+func PodState(p *corev1.Pod) string {
+	s := fmt.Sprintf("%-7s  rv=%s", p.Status.Phase, p.ResourceVersion)
 	if p.DeletionTimestamp != nil {
 		s += "  (deletionTimestamp set)"
 	}

@@ -3,6 +3,7 @@ package show
 import (
 	"context"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
 // TestLines: lines arrive in order, sorted on request, and drain; a wait
@@ -161,5 +164,30 @@ func TestDescribeStringer(t *testing.T) {
 	}
 	if got := Describe(&metav1.Status{Code: 410}); got != "a *v1.Status" {
 		t.Errorf("Describe(Status) = %q", got)
+	}
+}
+
+// TestBrief: verb and resource, the label selector, a watch-list marked;
+// only what keep accepts; sorted. Requests keeps the order and the path.
+func TestBrief(t *testing.T) {
+	reqs := []apiserver.Request{
+		{Verb: "watch", Resource: "pods", Method: "GET", Path: "/api/v1/namespaces/ns/pods",
+			Query: url.Values{"watch": {"true"}, "sendInitialEvents": {"true"}}},
+		{Verb: "list", Resource: "deployments.apps", Method: "GET", Path: "/apis/apps/v1/namespaces/ns/deployments",
+			Query: url.Values{"labelSelector": {"app=web"}}},
+		{Verb: "create", Resource: "pods", Method: "POST", Path: "/api/v1/namespaces/ns/pods"},
+		{Verb: "list", Resource: "configmaps", Method: "GET", Path: "/api/v1/namespaces/ns/configmaps"},
+	}
+	got := Brief(reqs, ListsAndWatchesOf("pods", "deployments.apps"))
+	want := []string{"LIST deployments.apps labelSelector=app=web", "WATCH pods  (watch-list)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Brief = %q, want %q", got, want)
+	}
+	if got := Brief(reqs, nil); len(got) != 4 || got[0] != "CREATE pods" {
+		t.Errorf("Brief(all) = %q", got)
+	}
+	if got := Requests(reqs, ListsAndWatches); len(got) != 3 ||
+		got[0] != "GET /api/v1/namespaces/ns/pods?watch=true&sendInitialEvents=true" {
+		t.Errorf("Requests = %q", got)
 	}
 }
