@@ -144,6 +144,13 @@ func HandlerCalls(events []Event) []HandlerCall {
 // no method to take). It goes where the taps' events go.
 func (r *Recorder) Record(e Event) { r.emit(e) }
 
+// Tap records e as a tap in another package saw it: package crtap's,
+// for controller-runtime, which this package does not import (so that
+// the chapters that do not use it do not build it). As the taps here
+// do, once per call; and the call waits here if a step holds calls
+// like it (Hold).
+func (r *Recorder) Tap(e Event) { r.record(e) }
+
 // record is what every tap calls once per call: the trace gets the
 // event, the feed gets it, and if a step holds calls like it, the tap's
 // goroutine waits here until the step releases it (holdAt).

@@ -68,6 +68,7 @@ import (
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/tap"
+	_ "github.com/informer-walkthrough/informer-walkthrough/internal/tap/crtap"
 	_ "github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 	_ "github.com/informer-walkthrough/informer-walkthrough/workshop"
 	_ "k8s.io/api/apps/v1"
