@@ -13,6 +13,9 @@
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
 //	LeaderCallbacks  a leader elector's leaderelection.LeaderCallbacks
+//	Clock     a k8s.io/utils clock on fake time (a reflector's): the
+//	          timers the code sets (NewTimer, After) and their firing
+//	crtap.Reconciler  (package crtap) a controller-runtime reconciler
 //
 // Open one and you read client-go's interface, method by method, each
 // with one line that records it. The fourth way in, the chapters'
@@ -41,8 +44,9 @@ import (
 )
 
 // Event is one call a tap saw: a HandlerCall, a QueueCall, a
-// ListWatchCall, a WatchEvent, a WatchEnded, a Transformed, a Request, or
-// Held (a call a step holds).
+// ListWatchCall, a WatchEvent, a WatchEnded, a Transformed, a Request, a
+// ClockCall or TimerFired, a crtap.ReconcileCall or Reconciled, or Held
+// (a call a step holds).
 type Event interface {
 	// Trace is the event as the trace's lanes show it, and the object
 	// it carried (nil if none).
