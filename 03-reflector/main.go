@@ -17,9 +17,8 @@
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
 // delta_fifo.go, listwatch.go, store.go; rest/request.go for the 429.
 // Beside main.go: observe.go, what the chapter sees of the pipeline and
-// prints, through the course's ListerWatcher tap (internal/tap) and a
-// fake clock that says when the reflector uses it, and the faults it
-// stages.
+// prints, through the course's taps (internal/tap) on its ListerWatcher
+// and on its fake clock, and the faults it stages.
 package main
 
 import (

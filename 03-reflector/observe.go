@@ -30,8 +30,8 @@ import (
 // order the lesson expects them, and prints one line for each event,
 // delta, pod and store. The trace (--trace, --view) gets the tap's
 // events on the reflector lane as the tap records them; the Pop loop's
-// pops and store writes on the FIFO and store lanes; the reflector's
-// backoffs and resyncs, as its clock sees them. The FIFO lane has the
+// pops and store writes on the FIFO and store lanes; the timers the
+// reflector sets on its clock (tap.Clock), on the reflector lane. The FIFO lane has the
 // pops only: the reflector writes into the DeltaFIFO itself, which
 // main.go does not wrap.
 
