@@ -119,8 +119,6 @@ import (
 	_ "k8s.io/client-go/util/workqueue"
 	_ "k8s.io/klog/v2"
 	_ "k8s.io/klog/v2/textlogger"
-	_ "k8s.io/utils/clock"
-	_ "k8s.io/utils/clock/testing"
 	_ "k8s.io/utils/ptr"
 	_ "sigs.k8s.io/controller-runtime"
 	_ "sigs.k8s.io/controller-runtime/pkg/cache"
