@@ -5,6 +5,7 @@ package main
 // here changes a store; main.go is the lesson.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // table aligns the columns of each block of rows. A tabwriter writes a
@@ -183,4 +185,21 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// awaitLabel awaits the handler's calls (rec, a tap.Handler's) until
+// one hands it the pod named name with label key=value: the informer's
+// store holds that pod then, since client-go calls a handler after it
+// updated the store.
+func awaitLabel(ctx context.Context, rec *tap.Recorder, name, key, value string) error {
+	for {
+		e, err := rec.Next(ctx)
+		if err != nil {
+			return err
+		}
+		call, _ := e.(tap.HandlerCall)
+		if p, ok := call.Obj.(*corev1.Pod); ok && p.Name == name && p.Labels[key] == value {
+			return nil
+		}
+	}
 }

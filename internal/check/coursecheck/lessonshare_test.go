@@ -37,13 +37,14 @@ const lessonTarget = 55
 // plain Go the counter does not see as lesson: work left, not a new
 // target. 04 is a table of Indexer queries over pods it builds
 // (pods.go's fixtures and index functions, each with the type check an
-// IndexFunc needs); 08's code under test is appCounter (counter.go),
+// IndexFunc needs), at 48% since its step 5 reports through the shared
+// tap.Handler (issue 33), a line of its own handler fewer; 08's code under test is appCounter (counter.go),
 // plain Go a test awaits, which its README teaches.
 var lessonFloor = map[string]int{
 	"01-watch":              58,
 	"02-deltafifo":          57,
 	"03-reflector":          56,
-	"04-indexer":            49,
+	"04-indexer":            48,
 	"06-factory":            61,
 	"08-testing":            51,
 	"10-lifecycle":          56,
