@@ -66,15 +66,12 @@ func (c *Clock) NewTimer(d time.Duration) clock.Timer {
 func (c *Clock) After(d time.Duration) <-chan time.Time {
 	call := ClockCall{Method: "After", D: d, lane: c.Lane}
 	call.Func, _ = trace.Caller(nil)
-	if g := c.Rec.holding(call); g != nil {
-		c.Rec.emit(call)
-		c.Rec.emit(Held{Event: call})
-		g.wait(c.Rec.done)
+	c.Rec.emit(call)
+	if c.Rec.holdAt(call) { // the wait was the hold: it is over
 		fired := make(chan time.Time, 1)
 		fired <- c.FakeClock.Now()
 		return fired
 	}
-	c.Rec.emit(call)
 	return clock.RealClock{}.After(d)
 }
 

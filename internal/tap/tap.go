@@ -189,14 +189,17 @@ func (r *Recorder) emit(e Event) {
 func (r *Recorder) Follow(f func(Event)) { r.follow = f }
 
 // holdAt makes the tap's goroutine wait, after a Held event, if a gate
-// holds e; it returns at once otherwise.
-func (r *Recorder) holdAt(e Event) {
-	if g := r.holding(e); g != nil {
-		r.emit(Held{Event: e})
-		if g.wait(r.done) && g.reportRelease {
-			r.emit(Released{Event: e})
-		}
+// holds e, and reports whether one did; it returns at once otherwise.
+func (r *Recorder) holdAt(e Event) (held bool) {
+	g := r.holding(e)
+	if g == nil {
+		return false
 	}
+	r.emit(Held{Event: e})
+	if g.wait(r.done) && g.reportRelease {
+		r.emit(Released{Event: e})
+	}
+	return true
 }
 
 // holding returns the gate that holds e, if any, and counts the hold.
