@@ -17,9 +17,8 @@
 // Read alongside (client-go v0.37.2): tools/cache/reflector.go,
 // delta_fifo.go, listwatch.go, store.go; rest/request.go for the 429.
 // Beside main.go: observe.go, what the chapter sees of the pipeline and
-// prints, through the course's ListerWatcher tap (internal/tap) and a
-// fake clock that says when the reflector uses it, and the faults it
-// stages.
+// prints, through the course's taps (internal/tap) on its ListerWatcher
+// and on its fake clock, and the faults it stages.
 package main
 
 import (
@@ -66,14 +65,12 @@ func run(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	// !+wiring
 	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(),
 		"pods", c.Namespace, fields.Everything())
-	clk := newTappedClock() // a fake clock (observe.go)
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:         "pods",
 		ResyncPeriod: resyncPeriod,
-		Clock:        clk,
+		Clock:        newClock(), // a fake clock, tapped (observe.go)
 		Backoff:      &wait.Backoff{Duration: backoff},
 	})
-	p.clock = clk // steps 5 to 7 move it
 	defer p.stop()
 	// !-wiring
 
@@ -151,6 +148,7 @@ func wire(lw *cache.ListWatch, watchList bool, opts cache.ReflectorOptions) *pip
 	}
 	p.reflector = cache.NewReflectorWithOptions(source, &corev1.Pod{}, p.fifo, opts)
 	// !-wire
+	p.clock, _ = opts.Clock.(*tap.Clock) // steps 5 to 7 move it
 	return p
 }
 
@@ -331,7 +329,7 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 	// !+answer429
 	tooMany := apierrors.NewTooManyRequests("Too many requests, please try again later.", 0)
 	p.endWatch(out, c, tooMany, "as API Priority and Fairness would, but with no Retry-After")
-	delay, err := p.clock.awaitAfter(ctx) // the backoff, on the fake clock
+	delay, err := p.awaitBackoff(ctx) // the reflector waits in its clock's After
 	if err != nil {
 		return err
 	}
@@ -340,7 +338,7 @@ func backoffAfter429(ctx context.Context, out io.Writer, c *cluster.Cluster, p *
 	if err := setRunning(ctx, c, "web-4"); err != nil {
 		return err
 	}
-	p.clock.Step(delay)
+	p.endBackoff() // its After returns
 	// !-answer429
 	fmt.Fprintf(out, "  reflector backs off %s on its clock; meanwhile: set web-4 Running\n", delay)
 	// The stream's end, the 429, the resume: web-4's change, replayed.
@@ -380,7 +378,7 @@ func relistAfter410(ctx context.Context, out io.Writer, c *cluster.Cluster, p *p
 		return err
 	}
 	// Once the relist is done, the reflector arms a new resync timer.
-	if err := p.clock.awaitArmed(ctx); err != nil {
+	if err := p.awaitResyncTimer(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  reflector.LastSyncResourceVersion()=%s: the bookmark's\n", p.reflector.LastSyncResourceVersion())

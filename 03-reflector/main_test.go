@@ -50,7 +50,7 @@ func TestVeryShortWatchRelists(t *testing.T) {
 		"pods", c.Namespace, fields.Everything())
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:    "pods (very short watch)",
-		Clock:   newTappedClock(),
+		Clock:   newClock(),
 		Backoff: &wait.Backoff{Duration: backoff},
 	})
 	p.start(ctx)
@@ -101,7 +101,7 @@ func TestUnexpectedBackoffWaitsRealTime(t *testing.T) {
 		"pods", c.Namespace, fields.Everything())
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:    "pods (unexpected 429)",
-		Clock:   newTappedClock(),
+		Clock:   newClock(),
 		Backoff: &wait.Backoff{Duration: backoff},
 	})
 	p.start(ctx)
@@ -134,7 +134,7 @@ func TestRetryAfterNeverReachesTheReflector(t *testing.T) {
 		"pods", c.Namespace, fields.Everything())
 	p := wire(lw, true, cache.ReflectorOptions{
 		Name:    "pods (429 with Retry-After)",
-		Clock:   newTappedClock(),
+		Clock:   newClock(),
 		Backoff: &wait.Backoff{Duration: backoff},
 	})
 	c.ResetRequests()

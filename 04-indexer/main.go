@@ -29,6 +29,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 func main() { cluster.Main("04-indexer", run) }
@@ -243,15 +244,10 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	// !-informer
 
 	// A handler tells the step when the informer has seen the patch
-	// below: client-go calls it after the store was updated.
-	seen := show.NewLines(ctx)
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) {
-			if p, ok := obj.(*corev1.Pod); ok && p.Labels["app"] == "canary" {
-				seen.Send(p.Name)
-			}
-		},
-	})
+	// below: client-go calls it after the store was updated. It is the
+	// course's reporting handler (tap.Handler): it records each call.
+	rec := tap.NewRecorder(ctx)
+	_, err := inf.AddEventHandler(tap.Handler{Rec: rec})
 	if err != nil {
 		return err
 	}
@@ -265,7 +261,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 		return errors.New("the informer did not sync")
 	}
-	show.Under(w, "  informer synced; the requests it sent:", requestLines(c.Requests()))
+	show.Under(w, "  informer synced; the requests it sent:", show.Brief(c.Requests(), nil))
 	idx := inf.GetIndexer()
 
 	// A thousand reads from the cache: the request log does not move.
@@ -301,7 +297,7 @@ func informerIndices(ctx context.Context, w io.Writer, c *cluster.Cluster) error
 	if err != nil {
 		return fmt.Errorf("patch web-2: %w", err)
 	}
-	if _, err := seen.Await(ctx, 1); err != nil {
+	if err := awaitLabel(ctx, rec, "web-2", "app", "canary"); err != nil {
 		return fmt.Errorf("the informer did not see the patch: %w", err)
 	}
 	fmt.Fprintln(w, "  patched web-2 to app=canary; the watch brought it:")

@@ -5,6 +5,7 @@ package main
 // here changes a store; main.go is the lesson.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 
 // table aligns the columns of each block of rows. A tabwriter writes a
@@ -112,20 +113,6 @@ func printIndices(w io.Writer, what string, idx cache.Indexer) error {
 	return nil
 }
 
-// requestLines renders the request log short, as verb and resource,
-// marking a watch that asked for the initial list too.
-func requestLines(reqs []apiserver.Request) []string {
-	var lines []string
-	for _, r := range reqs {
-		var note string
-		if slices.Contains(r.Query["sendInitialEvents"], "true") {
-			note = " (watch-list: the initial list comes on the watch)"
-		}
-		lines = append(lines, r.Verb+" "+r.Resource+note)
-	}
-	return lines
-}
-
 // printCost prints what a query found and how far the request log
 // moved while it ran: from before to now.
 func printCost(w io.Writer, what string, names []string, before int, c *cluster.Cluster) {
@@ -198,4 +185,21 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// awaitLabel awaits the handler's calls (rec, a tap.Handler's) until
+// one hands it the pod named name with label key=value: the informer's
+// store holds that pod then, since client-go calls a handler after it
+// updated the store.
+func awaitLabel(ctx context.Context, rec *tap.Recorder, name, key, value string) error {
+	for {
+		e, err := rec.Next(ctx)
+		if err != nil {
+			return err
+		}
+		call, _ := e.(tap.HandlerCall)
+		if p, ok := call.Obj.(*corev1.Pod); ok && p.Name == name && p.Labels[key] == value {
+			return nil
+		}
+	}
 }

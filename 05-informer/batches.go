@@ -55,7 +55,7 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	if !cache.WaitFor(ctx, "", ctrl.HasSyncedChecker()) {
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
-	if err := show.Next(ctx, out, "", "  ", rec.Calls(), 1); err != nil {
+	if err := show.Next(ctx, out, show.Block{Indent: "  ", From: rec.Calls(), N: 1}); err != nil {
 		return err
 	}
 	cms := c.Client.CoreV1().ConfigMaps(c.Namespace)
@@ -76,10 +76,10 @@ func batchesRunAhead(ctx context.Context, informers *sync.WaitGroup, out io.Writ
 	if _, err := cms.Patch(ctx, "api", types.MergePatchType, []byte(`{"data":{"mode":"v2"}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	if err := show.Next(ctx, out, "", "  ", queued, 3); err != nil {
+	if err := show.Next(ctx, out, show.Block{Indent: "  ", From: queued, N: 3}); err != nil {
 		return err
 	}
 	gate.Open()
 	fmt.Fprintf(out, "  released, with InOrderInformersBatchProcess=%t:\n", gates.Enabled(features.InOrderInformersBatchProcess))
-	return show.Next(ctx, out, "", "  ", rec.Calls(), 3)
+	return show.Next(ctx, out, show.Block{Indent: "  ", From: rec.Calls(), N: 3})
 }

@@ -95,7 +95,7 @@ func storeAndController(ctx context.Context, informers *sync.WaitGroup, out io.W
 		return fmt.Errorf("configmap informer not synced: %w", context.Cause(ctx))
 	}
 	// !-newinformer
-	if err := show.Sorted(ctx, out, "  initial list (order not defined, sorted):", "  ", h.Rec.Calls(), len(store.ListKeys())); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Heading: "  initial list (order not defined, sorted):", Indent: "  ", From: h.Rec.Calls(), N: len(store.ListKeys())}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  HasSynced() %t, store keys %v\n", ctrl.HasSynced(), slices.Sorted(slices.Values(store.ListKeys())))
@@ -295,7 +295,7 @@ func resyncIsNotRelist(ctx context.Context, informers *sync.WaitGroup, out io.Wr
 	before := c.Requests()
 	show.Under(out, fmt.Sprintf("  requests so far: %d", len(before)), informerRequests(before))
 	// One SyncAll: an OnUpdate per cached object, in map order.
-	if err := show.Sorted(ctx, out, "  first resync (order not defined, sorted):", "  ", h.Rec.Calls(), len(store.ListKeys())); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Heading: "  first resync (order not defined, sorted):", Indent: "  ", From: h.Rec.Calls(), N: len(store.ListKeys())}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  requests sent for the resync: %d\n", len(c.Requests())-len(before))
@@ -349,10 +349,10 @@ func tombstoneAfterOutage(ctx context.Context, informers *sync.WaitGroup, out io
 	// After its backoff (0.8-1.6 s) the reflector relists: one ReplacedAll,
 	// tombstones first, then the survivors in map order.
 	fmt.Fprintln(out, "  the client answers the re-watch with 410 Expired; after its backoff the reflector relists")
-	if err := show.Next(ctx, out, "", "  ", h.Rec.Calls(), 1); err != nil {
+	if err := show.Next(ctx, out, show.Block{Indent: "  ", From: h.Rec.Calls(), N: 1}); err != nil {
 		return err
 	}
-	if err := show.Sorted(ctx, out, "", "  ", h.Rec.Calls(), 2); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Indent: "  ", From: h.Rec.Calls(), N: 2}); err != nil {
 		return err
 	}
 	show.Under(out, "  the informer's requests:", informerRequests(c.Requests()))
@@ -397,7 +397,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 		return fmt.Errorf("handler slow not synced: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  gate opened: slow: registration.HasSynced() %t\n", slow.HasSynced())
-	if err := show.Sorted(ctx, out, "", "  ", rec.Calls(), 4); err != nil { // no order between handlers
+	if err := show.Sorted(ctx, out, show.Block{Indent: "  ", From: rec.Calls(), N: 4}); err != nil { // no order between handlers
 		return err
 	}
 	// A late handler is fed from the cache: no request is sent.
@@ -408,7 +408,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if !cache.WaitFor(ctx, "", late.HasSyncedChecker()) {
 		return fmt.Errorf("handler late not synced: %w", context.Cause(ctx))
 	}
-	if err := show.Sorted(ctx, out, `  handler "late" added after sync: synthetic adds from the cache`, "  ", rec.Calls(), 2); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Heading: `  handler "late" added after sync: synthetic adds from the cache`, Indent: "  ", From: rec.Calls(), N: 2}); err != nil {
 		return err
 	}
 	// A change reaches every handler, each on its own goroutine.
@@ -416,7 +416,7 @@ func sharedHandlers(ctx context.Context, informers *sync.WaitGroup, out io.Write
 	if err := cms.Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	if err := show.Sorted(ctx, out, "  delete configmap/cache:", "  ", rec.Calls(), 3); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Heading: "  delete configmap/cache:", Indent: "  ", From: rec.Calls(), N: 3}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  list and watch requests for three handlers: %d\n", len(listsAndWatches(c.Requests())))

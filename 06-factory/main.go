@@ -126,7 +126,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if err := show.Next(ctx, out, "    patch deployment/web image nginx:1.28", "    ", events, 1); err != nil {
+	if err := show.Next(ctx, out, show.Block{Heading: "    patch deployment/web image nginx:1.28", Indent: "    ", From: events, N: 1}); err != nil {
 		return err
 	}
 	podClient := c.Client.CoreV1().Pods(c.Namespace)
@@ -138,7 +138,7 @@ func basics(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// ADDED, then the two steps of a deletion.
-	return show.Next(ctx, out, "    create pod/web-3, delete pod/web-2", "    ", events, 3)
+	return show.Next(ctx, out, show.Block{Heading: "    create pod/web-3, delete pod/web-2", Indent: "    ", From: events, N: 3})
 }
 
 // sharing: three consumers get one informer and one watch; three informers, three.
@@ -184,7 +184,7 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return fmt.Errorf("handlers did not sync: %w", context.Cause(ctx))
 	}
 	fmt.Fprintf(out, "  initial ADDED events: %s\n", countEach(rec.Drain(), consumers))
-	reqs := requestsFor(c, "pods")
+	reqs := show.Brief(c.Requests(), show.ListsAndWatchesOf("pods"))
 	show.Under(out, fmt.Sprintf("  requests for pods: %d", len(reqs)), reqs)
 
 	// The contrast: three informers built directly, bypassing the factory.
@@ -199,7 +199,7 @@ func sharing(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	if !cache.WaitFor(ctx, "", checks...) {
 		return fmt.Errorf("independent informers did not sync: %w", context.Cause(ctx))
 	}
-	reqs = requestsFor(c, "pods")
+	reqs = show.Brief(c.Requests(), show.ListsAndWatchesOf("pods"))
 	show.Under(out, fmt.Sprintf("  three NewPodInformer, requests for pods: %d", len(reqs)), reqs)
 	return nil
 }
@@ -242,8 +242,8 @@ func options(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 		return err
 	}
 	// Two informers start at once: their requests come in no fixed order
-	// (requestsFor sorts them).
-	reqs := requestsFor(c, "deployments.apps", "pods")
+	// (show.Brief sorts them).
+	reqs := show.Brief(c.Requests(), show.ListsAndWatchesOf("deployments.apps", "pods"))
 	show.Under(out, fmt.Sprintf("  requests (the server applies the selector): %d", len(reqs)), reqs)
 
 	podLister := pods.Lister().Pods(c.Namespace)
@@ -311,10 +311,10 @@ func pitfalls(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	c.ResetRequests()
 	cms := factory.Core().V1().ConfigMaps().Informer()
 	synced := factory.WaitForCacheSync(ctx.Done())
-	printLate(out, "ConfigMaps(): ", synced, cms.HasSynced(), requestsFor(c, "configmaps"))
+	printLate(out, "ConfigMaps(): ", synced, cms.HasSynced(), show.Brief(c.Requests(), show.ListsAndWatchesOf("configmaps")))
 	factory.Start(ctx.Done())
 	synced = factory.WaitForCacheSync(ctx.Done())
-	printLate(out, "Start again:  ", synced, cms.HasSynced(), requestsFor(c, "configmaps"))
+	printLate(out, "Start again:  ", synced, cms.HasSynced(), show.Brief(c.Requests(), show.ListsAndWatchesOf("configmaps")))
 
 	// 4c. The cache has a write only once its watch event is processed: a
 	// lister read right after it may get the old object (with the gate, always).

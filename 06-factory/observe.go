@@ -25,8 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
@@ -138,40 +136,11 @@ func updatedTo(p *corev1.Pod) func(tap.Event) bool {
 	}
 }
 
-// requestsFor returns the list and watch requests for the resources
-// since the last ResetRequests, from the client-side request log, one
-// short line each, sorted: informers started together send theirs in no
-// fixed order.
-func requestsFor(c *cluster.Cluster, resources ...string) []string {
-	var lines []string
-	for _, r := range c.Requests() {
-		if slices.Contains(resources, r.Resource) && show.ListsAndWatches(r) {
-			lines = append(lines, describeRequest(r))
-		}
-	}
-	slices.Sort(lines)
-	return lines
-}
-
-// describeRequest renders a logged request as verb, resource and label
-// selector. A watch with sendInitialEvents=true is a watch-list: the
-// current objects, then the changes, on one stream.
-func describeRequest(r apiserver.Request) string {
-	s := strings.ToUpper(r.Verb) + " " + r.Resource
-	if sel := r.Query.Get("labelSelector"); sel != "" {
-		s += " labelSelector=" + sel
-	}
-	if r.Query.Get("sendInitialEvents") == "true" {
-		s += "  (watch-list)"
-	}
-	return s
-}
-
 // printResync awaits the n resync calls handler eager gets and prints
 // them sorted: a resync walks the cache, a map, in no order.
 func printResync(ctx context.Context, out io.Writer, eager *tap.Recorder, n int) error {
 	fmt.Fprintf(out, "  eager, a second later: OnUpdate for the %d cached pods\n", n)
-	return show.Sorted(ctx, out, "", "    ", eager.CallLines(updateLine), n)
+	return show.Sorted(ctx, out, show.Block{Indent: "    ", From: eager.CallLines(updateLine), N: n})
 }
 
 // printFirstUpdates awaits the first update handlers quiet and ignored

@@ -17,11 +17,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -30,7 +28,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
@@ -222,25 +219,6 @@ func (s *steps) filtersAndOneWorkerPerKey(ctx context.Context) error {
 	s.printf("  queue length %d: web is being processed; its Add only marked it dirty\n", s.ctl.workqueue.Len())
 	hold.Release() // the held sync ends; Done puts web back for the next
 	return s.watch.print(ctx, s.out, 3)
-}
-
-// relistFromClient makes the informer relist, the same way on the
-// workshop cluster and on a real one, and says so: the chapter's client
-// ends the informer's watch, and answers the re-watch itself with 410
-// Expired, as kube-apiserver does for a resourceVersion it no longer
-// has. The reflector then relists after its backoff.
-func (s *steps) relistFromClient() {
-	// !+relist
-	isRewatch := func(r apiserver.Request) bool {
-		return r.Verb == "watch" && r.Resource == "deployments.apps" &&
-			r.Query.Get("sendInitialEvents") == ""
-	}
-	s.c.Faults().AnswerWatch(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
-	s.c.Faults().EndWatches()
-	// !-relist
-	s.printf("  the client ends the informer's watch and answers its re-watch itself: %d Expired\n",
-		http.StatusGone)
-	fmt.Fprintln(s.out, "  after its backoff the informer relists")
 }
 
 // deleteAndShutDown: a delete is one more key; then everything stops.

@@ -10,23 +10,27 @@ package main
 // ran in parallel); the trace (--trace, --view) is drawn from the same
 // events. A step can hold the controller's Update of a summary before it
 // leaves, like a breakpoint, to make something happen meanwhile (steps 3
-// and 4). Then the steps' printing helpers.
+// and 4). Then the steps' printing helpers, and the relist step 4
+// stages through the chapter's own client (relistFromClient).
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
@@ -313,4 +317,23 @@ func printSummaries(out io.Writer, cms []corev1.ConfigMap) {
 		fmt.Fprintf(out, "  left behind: configmap/%s  labels=%s  replicas=%s\n",
 			cm.Name, cm.Data["labels"], cm.Data["replicas"])
 	}
+}
+
+// relistFromClient makes the informer relist, the same way on the
+// workshop cluster and on a real one, and says so: the chapter's client
+// ends the informer's watch, and answers the re-watch itself with 410
+// Expired, as kube-apiserver does for a resourceVersion it no longer
+// has. The reflector then relists after its backoff.
+func (s *steps) relistFromClient() {
+	// !+relist
+	isRewatch := func(r apiserver.Request) bool {
+		return r.Verb == "watch" && r.Resource == "deployments.apps" &&
+			r.Query.Get("sendInitialEvents") == ""
+	}
+	s.c.Faults().AnswerWatch(isRewatch, apierrors.NewResourceExpired("too old resource version (answered by the client)"))
+	s.c.Faults().EndWatches()
+	// !-relist
+	s.printf("  the client ends the informer's watch and answers its re-watch itself: %d Expired\n",
+		http.StatusGone)
+	fmt.Fprintln(s.out, "  after its backoff the informer relists")
 }

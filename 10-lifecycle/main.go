@@ -309,7 +309,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	if _, err := setRelease(ctx, c, "web-2", "v1"); err != nil {
 		return err
 	}
-	if err := show.Sorted(ctx, out, "", "  ", heldCalls(rec), 2); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Indent: "  ", From: rec.Render(heldLine), N: 2}); err != nil {
 		return err
 	}
 	// !+remove
@@ -322,7 +322,7 @@ func handlerLifecycle(ctx context.Context, out io.Writer, c *cluster.Cluster) er
 	report.Release()
 	audit.Release()
 	fmt.Fprintln(out, "  patch web-2 release=v2, let both calls end: report gets v2, audit does not")
-	if err := show.Sorted(ctx, out, "", "  ", heldCalls(rec), 3); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Indent: "  ", From: rec.Render(heldLine), N: 3}); err != nil {
 		return err
 	}
 

@@ -98,7 +98,7 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 	}
 	await := func(want ...string) {
 		t.Helper()
-		got, err := heldCalls(rec).Await(ctx, len(want))
+		got, err := rec.Render(heldLine).Await(ctx, len(want))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func TestShutDownEventHandlerWaits(t *testing.T) {
 		if _, err := client.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := heldCalls(rec).Await(ctx, 1); err != nil {
+		if _, err := rec.Render(heldLine).Await(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
 		shutDown := make(chan error, 1)

@@ -67,26 +67,6 @@ func holdUpdates(rec *tap.Recorder, name string, n int) *tap.Gate {
 	})
 }
 
-// heldCalls is the held calls rec gets, as lines for show.Sorted: what
-// else it gets (the handlers' other calls) is skipped.
-func heldCalls(rec *tap.Recorder) show.Source { return heldLines{rec} }
-
-type heldLines struct{ rec *tap.Recorder }
-
-func (h heldLines) Await(ctx context.Context, n int) ([]string, error) {
-	var got []string
-	for len(got) < n {
-		e, err := h.rec.Next(ctx)
-		if err != nil {
-			return got, err
-		}
-		if line, ok := heldLine(e); ok {
-			got = append(got, line)
-		}
-	}
-	return got, nil
-}
-
 // heldSoFar is the held calls' lines among what rec got that no step
 // has awaited yet, without waiting.
 func heldSoFar(rec *tap.Recorder) []string {
@@ -99,7 +79,8 @@ func heldSoFar(rec *tap.Recorder) []string {
 	return got
 }
 
-// heldLine is "audit: in OnUpdate web-2 release=v1" for a call held,
+// heldLine is how the step prints the held calls rec gets
+// (rec.Render(heldLine)): "audit: in OnUpdate web-2 release=v1" for a call held,
 // "audit: OnUpdate returns" for one let go; ok is false for any other
 // event.
 func heldLine(e tap.Event) (line string, ok bool) {
@@ -120,6 +101,16 @@ func heldLine(e tap.Event) (line string, ok bool) {
 // slowHandler holds its first call until gate is closed, and takes
 // slowCall over each call listed in slow (counted from 1): a handler
 // with real work to do, on a queue the step has filled.
+//
+// It is the one handler of the course that does not report through
+// tap.Handler, for two reasons. A tap.Handler wrapping it (Next) would
+// rename it in the trace client-go logs, which the step prints: client-go
+// names a handler by its type (nameForHandler, event_handler_name.go),
+// "main.slowHandler" here. And a tap.Handler embedded in it (which keeps
+// the name, and whose Recorder.Hold could be its gate) records each of
+// the 1100 calls with its pod's name, so the trace (--trace, and
+// 10-lifecycle.trace.golden) would list 1100 lines where this records
+// one per kind of call: the calls that wait, the held one, the slow two.
 type slowHandler struct {
 	gate  chan struct{}
 	stop  <-chan struct{}

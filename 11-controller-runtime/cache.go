@@ -164,7 +164,7 @@ func underneath(ctx context.Context, out io.Writer, c *cluster.Cluster) error {
 	indexer := informer.(toolscache.SharedIndexInformer).GetIndexer()
 	// !-informer
 	fmt.Fprintf(out, "  GetInformer: %T, HasSynced %t\n", informer, informer.HasSynced())
-	if err := show.Sorted(ctx, out, "  a handler added now gets the cache as adds:", "    ", rec.Render(addLine), 2); err != nil {
+	if err := show.Sorted(ctx, out, show.Block{Heading: "  a handler added now gets the cache as adds:", Indent: "    ", From: rec.Render(addLine), N: 2}); err != nil {
 		return err
 	}
 

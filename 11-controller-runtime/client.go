@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap/crtap"
 )
 
 // readers are step 4's cache, started, and its two clients: both parts
@@ -85,7 +86,7 @@ func cachedClient(ctx context.Context, out io.Writer, c *cluster.Cluster) (_ *re
 		return nil, err
 	}
 	printRequests(out, "Update configmap/web:", c)
-	if err := awaitCached(ctx, cache, &cm); err != nil { // the watch brings it
+	if err := crtap.AwaitCached(ctx, cache, &cm); err != nil { // the watch brings it
 		return nil, err
 	}
 

@@ -1,10 +1,11 @@
 package main
 
 // What the chapter needs to *show* controller-runtime at work, and
-// nothing of what it teaches: a wait for a write to reach the cache, the
-// hold on the reconciler, the lines rendered from what the course's taps
-// (internal/tap) record of a handler and of the controller's workqueue,
-// and the printing of objects and of the request log.
+// nothing of what it teaches: the lines rendered from what the course's
+// taps (internal/tap, and internal/tap/crtap for controller-runtime)
+// record of a handler, of the controller's workqueue and of its
+// reconciler, the hold on the reconciler, and the printing of objects
+// and of the request log.
 // The caches, clients, manager, controller and reconciler, and every
 // call made on them, are in the lesson files: cache.go, client.go and
 // reconciler.go.
@@ -21,15 +22,13 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/cache"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap/crtap"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
@@ -43,106 +42,6 @@ import (
 // and a --step run paused on a step, or a test binary, lives that long.
 // The call says, at the start, that the chapter discards it.
 var quietLogs = sync.OnceFunc(func() { crlog.SetLogger(logr.Discard()) })
-
-// awaitCached waits until the cache's informer for obj's kind holds obj
-// at obj's resourceVersion: a write reaches the cache only through the
-// watch, some time after the write returned. A handler added now is
-// handed what the cache holds, then what the watch brings.
-//
-// It is a wait, not something the chapter shows, so its handler is not
-// the course's tap, which would put its calls on the trace: whether the
-// watch brings the write before the handler is added (one OnAdd, at the
-// new resourceVersion) or after (an OnAdd, then an OnUpdate) differs
-// from run to run.
-func awaitCached(ctx context.Context, crc crcache.Cache, obj client.Object) error {
-	inf, err := crc.GetInformer(ctx, obj)
-	if err != nil {
-		return err
-	}
-	// The handler may still run after this returns: it reads copies.
-	ns, name, rv := obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion()
-	seen := make(chan struct{})
-	var once sync.Once
-	match := func(o any) {
-		if m, ok := o.(client.Object); ok && m.GetNamespace() == ns &&
-			m.GetName() == name && m.GetResourceVersion() == rv {
-			once.Do(func() { close(seen) })
-		}
-	}
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    match,
-		UpdateFunc: func(_, o any) { match(o) },
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = inf.RemoveEventHandler(reg) }()
-	select {
-	case <-seen:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for %s rv=%s in the cache: %w", name, rv, context.Cause(ctx))
-	}
-}
-
-// heldReconciler is the lesson's reconciler (reconciler.go) as the
-// controller runs it in step 6: it reports each call with the release
-// the deployment had as the call began, then holds the call until the
-// step lets it return, with the error the step chooses (nil: the
-// reconciler's own result), so that events can arrive while it runs.
-// The reconciler itself knows nothing of it.
-type heldReconciler struct {
-	r       *deploymentReconciler
-	lines   *show.Lines
-	proceed chan error
-	calls   int // one worker (MaxConcurrentReconciles 1): no lock
-}
-
-func held(r *deploymentReconciler, lines *show.Lines) *heldReconciler {
-	return &heldReconciler{r: r, lines: lines, proceed: make(chan error)}
-}
-
-func (h *heldReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	h.calls++
-	// What the reconciler is about to read, read as it will (from the
-	// cache), for the report. A deployment gone is the reconciler's to say.
-	var d appsv1.Deployment
-	if err := h.r.client.Get(ctx, req.NamespacedName, &d); err != nil {
-		return h.r.Reconcile(ctx, req)
-	}
-	if trace.On() {
-		trace.Record(trace.Event{Lane: trace.Workers, Verb: "Reconcile",
-			Text: fmt.Sprintf("%s (call %d) release=%q", req.Name, h.calls, d.Labels["release"]),
-			Key:  req.String()}, &d)
-	}
-	h.lines.Sendf("reconcile %d: deployment/%s release=%q", h.calls, d.Name, d.Labels["release"])
-	res, err := h.r.Reconcile(ctx, req)
-	select {
-	case chosen := <-h.proceed: // an error is retried through the rate limiter
-		if chosen != nil {
-			res, err = reconcile.Result{}, chosen
-		}
-		if trace.On() {
-			result := "returns"
-			if err != nil {
-				result = "returns error: " + err.Error()
-			}
-			trace.Record(trace.Event{Lane: trace.Workers, Verb: "result",
-				Text: fmt.Sprintf("%s (call %d) %s", req.Name, h.calls, result), Key: req.String()}, nil)
-		}
-		return res, err
-	case <-ctx.Done():
-		return reconcile.Result{}, ctx.Err()
-	}
-}
-
-// let lets the reconciler's current call return err.
-func (h *heldReconciler) let(ctx context.Context, err error) {
-	select {
-	case h.proceed <- err:
-	case <-ctx.Done():
-	}
-}
 
 // addLine renders a handler's OnAdd of a ConfigMap, as the tap
 // recorded it: "OnAdd configmap/web mode=v1 rv=2 isInInitialList=true".
@@ -173,43 +72,82 @@ func queueCall(e tap.Event) (string, bool) {
 	return fmt.Sprintf("queue.%s(%s)", call.Method, req.Name), true
 }
 
+// reconcileCall renders a call of the reconciler, as the tap
+// (crtap.Reconciler) recorded it as the call began, with the release
+// the deployment had then: "reconcile 2: deployment/web release="v3"".
+func reconcileCall(e tap.Event) (string, bool) {
+	call, ok := e.(crtap.ReconcileCall)
+	if !ok {
+		return "", false
+	}
+	d, ok := call.Obj.(*appsv1.Deployment)
+	if !ok {
+		return fmt.Sprintf("reconcile %d: %s, not in the cache", call.N, call.Request), true
+	}
+	return fmt.Sprintf("reconcile %d: deployment/%s release=%q", call.N, d.Name, d.Labels["release"]), true
+}
+
+// controllerLine is a line of step 6: a call the controller made on
+// its queue (queueCall), or one of its reconciler (reconcileCall).
+func controllerLine(e tap.Event) (string, bool) {
+	if line, ok := queueCall(e); ok {
+		return line, true
+	}
+	return reconcileCall(e)
+}
+
 // controllerCalls is what step 6 prints: the controller's calls on its
-// queue, as the tap records them (rec, the queue's tap's recorder), and
-// the held reconciler's calls (reconciles, its reports).
+// queue and on its reconciler, as the taps record them (rec, the
+// recorder of the queue's tap and of the reconciler's); and the hold on
+// the reconciler's calls as they return (returns).
 type controllerCalls struct {
-	rec        *tap.Recorder
-	reconciles *show.Lines
-	err        error // the first print's that failed
+	rec     *tap.Recorder
+	returns *tap.Gate
+	err     error // the first print's that failed
 }
 
 // newControllerCalls returns what step 6 prints, to be filled by the
-// controller's queue's tap and the held reconciler.
+// taps on the controller's queue and reconciler; it holds the
+// reconciler's next n calls as they return (crtap.Reconciled), each
+// until the step lets it return (letReturn), or ctx ends: the
+// controller's worker is inside Reconcile meanwhile, so events arrive
+// while it runs.
 //
 // controller-runtime shuts a controller's queue down from a goroutine
 // that waits for its context to end and is waited for by no one
 // (pkg/internal/controller/controller.go L346-L349): the tap's record of
 // that ShutDown may come before the step ends, or after. The trace
 // marks it as maybe, as it does a race client-go documents.
-func newControllerCalls(ctx context.Context) *controllerCalls {
+func newControllerCalls(ctx context.Context, n int) *controllerCalls {
 	trace.MarkMaybe(func(e trace.Event) bool {
 		return e.Lane == trace.Workqueue && e.Verb == "ShutDown"
 	})
-	return &controllerCalls{rec: tap.NewRecorder(ctx), reconciles: show.NewLines(ctx)}
+	rec := tap.NewRecorder(ctx)
+	returns := rec.Hold(n, func(e tap.Event) bool {
+		_, ok := e.(crtap.Reconciled)
+		return ok
+	})
+	return &controllerCalls{rec: rec, returns: returns}
 }
 
-// print prints heading, the controller's next queueCalls calls on its
-// queue, then its next reconciles calls of the reconciler: a reconcile
-// follows the calls that queued its request (Add, or Done of a dirty
-// key), so the order is the one they happened in. Once a print has
-// failed (its context ended), c.err says why and print does nothing.
+// print prints heading, then the controller's next queueCalls calls on
+// its queue and reconciles calls of its reconciler, in the order they
+// happened: a reconcile follows the calls that queued its request (Add,
+// or Done of a dirty key). Once a print has failed (its context ended),
+// c.err says why and print does nothing.
 func (c *controllerCalls) print(ctx context.Context, out io.Writer, heading string, queueCalls, reconciles int) {
 	if c.err != nil {
 		return
 	}
-	c.err = show.Next(ctx, out, heading, "    ", c.rec.Render(queueCall), queueCalls)
-	if c.err == nil {
-		c.err = show.Next(ctx, out, "", "    ", c.reconciles, reconciles)
-	}
+	c.err = show.Next(ctx, out, show.Block{Heading: heading, Indent: "    ",
+		From: c.rec.Render(controllerLine), N: queueCalls + reconciles})
+}
+
+// letReturn lets the reconciler's held call return, then prints what
+// follows, as print does.
+func (c *controllerCalls) letReturn(ctx context.Context, out io.Writer, heading string, queueCalls, reconciles int) {
+	c.returns.Release()
+	c.print(ctx, out, heading, queueCalls, reconciles)
 }
 
 // describe is a ConfigMap's mode and resourceVersion.

@@ -26,6 +26,7 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/tap/crtap"
 )
 
 // !+reconciler
@@ -67,10 +68,17 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	// deployments are its own kind, configmaps the kind it owns. Its
 	// queue is client-go's rate-limited workqueue, which the step
 	// wraps in the course's tap (internal/tap) to record the
-	// controller's calls on it; its reconciler is held (observe.go), so
-	// that each call returns when the step says, with the error the
-	// step chooses.
-	calls := newControllerCalls(ctx)
+	// controller's calls on it; its reconciler is wrapped in the tap
+	// for controller-runtime (internal/tap/crtap), where the step holds
+	// each of its four calls as it returns, until the step lets it
+	// return (calls.letReturn), with the error the step chooses
+	// (FailNext). The manager runs until its context ends, then waits
+	// for the controller and the cache; the step waits for it in turn.
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // lets a held call return, too
+	calls := newControllerCalls(ctx, 4)
 	// !+manager
 	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{
 		Cache:      ownObjects(c),
@@ -80,7 +88,8 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 	if err != nil {
 		return err
 	}
-	r := held(&deploymentReconciler{client: mgr.GetClient()}, calls.reconciles)
+	r := &crtap.Reconciler{Rec: calls.rec, Next: &deploymentReconciler{client: mgr.GetClient()},
+		Reader: mgr.GetClient(), New: func() client.Object { return &appsv1.Deployment{} }}
 	var queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1.Deployment{}).
@@ -99,13 +108,7 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 		return err
 	}
 
-	// The manager runs until its context ends, then waits for the
-	// controller and the cache; the step waits for it in turn.
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
 	wg.Go(func() { _ = mgr.Start(ctx) })
-	defer wg.Wait()
-	defer cancel()
 	// What the step prints: the controller's calls on its queue, then
 	// the reconciler's next call, which comes after them. A print that
 	// fails keeps its error (calls.err), and the prints after it print
@@ -119,22 +122,20 @@ func reconcilerIsChapter07(ctx context.Context, out io.Writer, c *cluster.Cluste
 		}
 	}
 	calls.print(ctx, out, "  three patches while reconcile 1 runs:", 3, 0)
-	r.let(ctx, nil)
-	calls.print(ctx, out, "  reconcile 1 returns: the dirty key is queued once more", 2, 1)
-	r.let(ctx, nil)
-	calls.print(ctx, out, "  reconcile 2 returns:", 2, 0)
+	calls.letReturn(ctx, out, "  reconcile 1 returns: the dirty key is queued once more", 2, 1)
+	calls.letReturn(ctx, out, "  reconcile 2 returns:", 2, 0)
 	fmt.Fprintf(out, "  queue.Len() %d: three events, one more reconcile\n", queue.Len())
 
-	// An owned ConfigMap enqueues its owner; the reconciler fails once,
-	// and the controller puts the request back after the limiter's delay.
+	// An owned ConfigMap enqueues its owner; the reconciler fails once
+	// (the step makes its next call return an error), and the controller
+	// puts the request back after the limiter's delay.
+	r.FailNext(errors.New("flaky"))
 	if _, err := c.Client.CoreV1().ConfigMaps(c.Namespace).Create(ctx, ownedConfigMap(web), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	calls.print(ctx, out, "  create configmap/web-config, owned by deployment/web:", 1, 1)
-	r.let(ctx, errors.New("flaky"))
-	calls.print(ctx, out, "  reconcile 3 fails: the rate limiter requeues it", 2, 1)
-	r.let(ctx, nil)
-	calls.print(ctx, out, "  reconcile 4 returns:", 2, 0)
+	calls.letReturn(ctx, out, "  reconcile 3 fails: the rate limiter requeues it", 2, 1)
+	calls.letReturn(ctx, out, "  reconcile 4 returns:", 2, 0)
 	printLists(out, "the manager's lists and watches (the controller's and the client's):", c)
 	return calls.err // a print's, if ctx ended while it awaited
 }

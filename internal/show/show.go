@@ -11,15 +11,17 @@
 //
 // The vocabulary, as the chapters use it:
 //
-//	Feed[T], Lines                               what taps report, awaited in order
-//	Next(ctx, out, heading, indent, lines, n)    a heading, then n lines awaited, in order
-//	Sorted(ctx, out, heading, indent, lines, n)  the same, sorted (no order promised)
-//	Print(out, indent, lines)                    lines already at hand
-//	Under(out, heading, lines)                   a heading, then lines indented under it
-//	Requests(reqs, keep)                         the request log as lines, METHOD path?query
-//	Event(ev), Pod(pod), Frame(frame)            a watch event, a pod, a wire frame, one line
-//	Describe(obj)                                an object: configmap/web rv=2
-//	List(objs), Deltas(deltas)                   objects; a queue's entry
+//	Feed[T], Lines                    what taps report, awaited in order
+//	Next(ctx, out, Block)             a heading, then N lines awaited, in order
+//	Sorted(ctx, out, Block)           the same, sorted (no order promised)
+//	Print(out, indent, lines)         lines already at hand
+//	Under(out, heading, lines)        a heading, then lines indented under it
+//	Requests(reqs, keep)              the request log as lines, METHOD path?query
+//	Brief(reqs, keep)                 the same in short, sorted: VERB resource
+//	Event(ev), Pod(pod), Frame(frame) a watch event, a pod, a wire frame, one line
+//	PodState(pod)                     a pod's phase and resourceVersion
+//	Describe(obj)                     an object: configmap/web rv=2
+//	List(objs), Deltas(deltas)        objects; a queue's entry
 package show
 
 import (
@@ -160,31 +162,44 @@ type Source interface {
 	Await(ctx context.Context, n int) ([]string, error)
 }
 
-// Next prints heading as it is, if it is not "", then awaits the next n
-// lines and prints them after indent, in the order they came. If ctx
-// ends first, it prints the lines that came and returns the error that
-// says what it was still waiting for (the runner reports why ctx ended,
-// so a step that goes on regardless may leave it).
-func Next(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
-	if heading != "" {
-		fmt.Fprintln(out, heading)
-	}
-	got, err := lines.Await(ctx, n)
-	Print(out, indent, got)
+// A Block is what a step prints of what it awaits (Next, Sorted): a
+// heading, then the next N lines From a source, each after Indent.
+type Block struct {
+	Heading string // printed first, as it is (its indent included), unless ""
+	Indent  string // printed before each line
+	From    Source // where the lines come from
+	N       int    // how many lines to await
+}
+
+// Next prints b's heading, then awaits its N lines and prints them in
+// the order they came. If ctx ends first, it prints the lines that came
+// and returns the error that says what it was still waiting for; every
+// caller returns it (the runner reports why ctx ended).
+func Next(ctx context.Context, out io.Writer, b Block) error {
+	got, err := b.await(ctx, out)
+	Print(out, b.Indent, got)
 	return err
 }
 
 // Sorted is Next for lines whose order client-go does not promise (the
 // objects of an initial list, a resync, two handlers' calls): it prints
 // them sorted.
-func Sorted(ctx context.Context, out io.Writer, heading, indent string, lines Source, n int) error {
-	if heading != "" {
-		fmt.Fprintln(out, heading)
-	}
-	got, err := lines.Await(ctx, n)
+func Sorted(ctx context.Context, out io.Writer, b Block) error {
+	got, err := b.await(ctx, out)
 	slices.Sort(got)
-	Print(out, indent, got)
+	Print(out, b.Indent, got)
 	return err
+}
+
+// await prints the heading, then awaits the block's lines.
+func (b Block) await(ctx context.Context, out io.Writer) ([]string, error) {
+	if b.Heading != "" {
+		fmt.Fprintln(out, b.Heading)
+	}
+	if b.From == nil {
+		return nil, fmt.Errorf("show: %q awaits %d lines from no source", b.Heading, b.N)
+	}
+	return b.From.Await(ctx, b.N)
 }
 
 // Requests renders the request log (cluster.Requests) one line per
@@ -200,9 +215,43 @@ func Requests(reqs []apiserver.Request, keep func(apiserver.Request) bool) []str
 	return lines
 }
 
+// Brief is Requests in short, for a step that counts requests rather
+// than reads them: VERB resource, the label selector if any, and
+// "(watch-list)" for a watch that asked for the initial list too
+// (sendInitialEvents=true: the objects, then the changes, on one
+// stream). Without their paths and resourceVersions, what tells the
+// requests of informers started together apart is gone, and so is any
+// order between them: the lines come sorted.
+func Brief(reqs []apiserver.Request, keep func(apiserver.Request) bool) []string {
+	var lines []string
+	for _, r := range reqs {
+		if keep != nil && !keep(r) {
+			continue
+		}
+		s := strings.ToUpper(r.Verb) + " " + r.Resource
+		if sel := r.Query.Get("labelSelector"); sel != "" {
+			s += " labelSelector=" + sel
+		}
+		if r.Query.Get("sendInitialEvents") == "true" {
+			s += "  (watch-list)"
+		}
+		lines = append(lines, s)
+	}
+	slices.Sort(lines)
+	return lines
+}
+
 // ListsAndWatches keeps the requests an informer makes: list and watch.
 func ListsAndWatches(r apiserver.Request) bool {
 	return r.Verb == "list" || r.Verb == "watch"
+}
+
+// ListsAndWatchesOf keeps the lists and watches of the resources named
+// ("pods", "deployments.apps").
+func ListsAndWatchesOf(resources ...string) func(apiserver.Request) bool {
+	return func(r apiserver.Request) bool {
+		return ListsAndWatches(r) && slices.Contains(resources, r.Resource)
+	}
 }
 
 // Event is one line for a watch event: its type, then what it carries.
@@ -281,10 +330,16 @@ func fromKubernetes(obj any) bool {
 	return strings.HasPrefix(reflect.Indirect(reflect.ValueOf(obj)).Type().PkgPath(), "k8s.io/")
 }
 
-// Pod is one line for a pod: its name, phase and resourceVersion, and
-// whether its deletion has begun.
+// Pod is one line for a pod: its name, then its state (PodState).
 func Pod(p *corev1.Pod) string {
-	s := fmt.Sprintf("pod/%s  %-7s  rv=%s", p.Name, p.Status.Phase, p.ResourceVersion)
+	return "pod/" + p.Name + "  " + PodState(p)
+}
+
+// PodState is a pod's phase and resourceVersion, and whether its
+// deletion has begun: Pod without the name, for a line that names the
+// pod its own way (by its key, namespace/name).
+func PodState(p *corev1.Pod) string {
+	s := fmt.Sprintf("%-7s  rv=%s", p.Status.Phase, p.ResourceVersion)
 	if p.DeletionTimestamp != nil {
 		s += "  (deletionTimestamp set)"
 	}

@@ -3,6 +3,7 @@ package show
 import (
 	"context"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 )
 
 // TestLines: lines arrive in order, sorted on request, and drain; a wait
@@ -59,7 +62,8 @@ func TestLines(t *testing.T) {
 }
 
 // TestNextSortedUnder: Next keeps the order the lines came in, Sorted
-// sorts them, both print what came before ctx ended and return why;
+// sorts them, both print what came before ctx ended and return why (or
+// that a block has no source);
 // Under indents its lines two spaces deeper than its heading.
 func TestNextSortedUnder(t *testing.T) {
 	ctx := t.Context()
@@ -67,22 +71,25 @@ func TestNextSortedUnder(t *testing.T) {
 	var out strings.Builder
 	l.Send("b")
 	l.Send("a")
-	if err := Next(ctx, &out, "", "  ", l, 2); err != nil {
+	if err := Next(ctx, &out, Block{Indent: "  ", From: l, N: 2}); err != nil {
 		t.Fatal(err)
 	}
 	l.Send("d")
 	l.Send("c")
-	if err := Sorted(ctx, &out, "  sorted:", "    ", l, 2); err != nil {
+	if err := Sorted(ctx, &out, Block{Heading: "  sorted:", Indent: "    ", From: l, N: 2}); err != nil {
 		t.Fatal(err)
 	}
 	Under(&out, "  requests:", []string{"GET /x"})
 	short, stop := context.WithTimeoutCause(ctx, 10*time.Millisecond, errors.New("stuck"))
 	defer stop()
 	l.Send("e")
-	if err := Next(short, &out, "", "  ", l, 2); err == nil {
+	if err := Next(short, &out, Block{Indent: "  ", From: l, N: 2}); err == nil {
 		t.Error("Next past the deadline: no error")
 	}
-	want := "  b\n  a\n  sorted:\n    c\n    d\n  requests:\n    GET /x\n  e\n"
+	if err := Next(ctx, &out, Block{Heading: "  nothing to await:", N: 1}); err == nil {
+		t.Error("Next from no source: no error")
+	}
+	want := "  b\n  a\n  sorted:\n    c\n    d\n  requests:\n    GET /x\n  e\n  nothing to await:\n"
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
@@ -157,5 +164,30 @@ func TestDescribeStringer(t *testing.T) {
 	}
 	if got := Describe(&metav1.Status{Code: 410}); got != "a *v1.Status" {
 		t.Errorf("Describe(Status) = %q", got)
+	}
+}
+
+// TestBrief: verb and resource, the label selector, a watch-list marked;
+// only what keep accepts; sorted. Requests keeps the order and the path.
+func TestBrief(t *testing.T) {
+	reqs := []apiserver.Request{
+		{Verb: "watch", Resource: "pods", Method: "GET", Path: "/api/v1/namespaces/ns/pods",
+			Query: url.Values{"watch": {"true"}, "sendInitialEvents": {"true"}}},
+		{Verb: "list", Resource: "deployments.apps", Method: "GET", Path: "/apis/apps/v1/namespaces/ns/deployments",
+			Query: url.Values{"labelSelector": {"app=web"}}},
+		{Verb: "create", Resource: "pods", Method: "POST", Path: "/api/v1/namespaces/ns/pods"},
+		{Verb: "list", Resource: "configmaps", Method: "GET", Path: "/api/v1/namespaces/ns/configmaps"},
+	}
+	got := Brief(reqs, ListsAndWatchesOf("pods", "deployments.apps"))
+	want := []string{"LIST deployments.apps labelSelector=app=web", "WATCH pods  (watch-list)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Brief = %q, want %q", got, want)
+	}
+	if got := Brief(reqs, nil); len(got) != 4 || got[0] != "CREATE pods" {
+		t.Errorf("Brief(all) = %q", got)
+	}
+	if got := Requests(reqs, ListsAndWatches); len(got) != 3 ||
+		got[0] != "GET /api/v1/namespaces/ns/pods?watch=true&sendInitialEvents=true" {
+		t.Errorf("Requests = %q", got)
 	}
 }

@@ -13,6 +13,9 @@
 //	Transport an http.RoundTripper under a rest.Config: the requests one
 //	          client sends, and what the server answered
 //	LeaderCallbacks  a leader elector's leaderelection.LeaderCallbacks
+//	Clock     a k8s.io/utils clock on fake time (a reflector's): the
+//	          timers the code sets (NewTimer, After) and their firing
+//	crtap.Reconciler  (package crtap) a controller-runtime reconciler
 //
 // Open one and you read client-go's interface, method by method, each
 // with one line that records it. The fourth way in, the chapters'
@@ -41,8 +44,9 @@ import (
 )
 
 // Event is one call a tap saw: a HandlerCall, a QueueCall, a
-// ListWatchCall, a WatchEvent, a WatchEnded, a Transformed, a Request, or
-// Held (a call a step holds).
+// ListWatchCall, a WatchEvent, a WatchEnded, a Transformed, a Request, a
+// ClockCall or TimerFired, a crtap.ReconcileCall or Reconciled, or Held
+// (a call a step holds).
 type Event interface {
 	// Trace is the event as the trace's lanes show it, and the object
 	// it carried (nil if none).
@@ -144,6 +148,13 @@ func HandlerCalls(events []Event) []HandlerCall {
 // no method to take). It goes where the taps' events go.
 func (r *Recorder) Record(e Event) { r.emit(e) }
 
+// Tap records e as a tap in another package saw it: package crtap's,
+// for controller-runtime, which this package does not import (so that
+// the chapters that do not use it do not build it). As the taps here
+// do, once per call; and the call waits here if a step holds calls
+// like it (Hold).
+func (r *Recorder) Tap(e Event) { r.record(e) }
+
 // record is what every tap calls once per call: the trace gets the
 // event, the feed gets it, and if a step holds calls like it, the tap's
 // goroutine waits here until the step releases it (holdAt).
@@ -178,14 +189,17 @@ func (r *Recorder) emit(e Event) {
 func (r *Recorder) Follow(f func(Event)) { r.follow = f }
 
 // holdAt makes the tap's goroutine wait, after a Held event, if a gate
-// holds e; it returns at once otherwise.
-func (r *Recorder) holdAt(e Event) {
-	if g := r.holding(e); g != nil {
-		r.emit(Held{Event: e})
-		if g.wait(r.done) && g.reportRelease {
-			r.emit(Released{Event: e})
-		}
+// holds e, and reports whether one did; it returns at once otherwise.
+func (r *Recorder) holdAt(e Event) (held bool) {
+	g := r.holding(e)
+	if g == nil {
+		return false
 	}
+	r.emit(Held{Event: e})
+	if g.wait(r.done) && g.reportRelease {
+		r.emit(Released{Event: e})
+	}
+	return true
 }
 
 // holding returns the gate that holds e, if any, and counts the hold.

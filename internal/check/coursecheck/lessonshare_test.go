@@ -33,18 +33,20 @@ const lessonTarget = 55
 //
 // Until issue 33 the floors were main.go's alone; they were recounted
 // over all of each chapter's lesson files when the count changed. A
-// floor under lessonTarget is a chapter whose other files pull it under
-// the target (04's pods.go, 07's objects.go, 08's
-// counter.go, 09's measure.go): work left, not a new target.
+// floor under lessonTarget is a chapter whose lesson is mostly data or
+// plain Go the counter does not see as lesson: work left, not a new
+// target. 04 is a table of Indexer queries over pods it builds
+// (pods.go's fixtures and index functions, each with the type check an
+// IndexFunc needs), at 48% since its step 5 reports through the shared
+// tap.Handler (issue 33), a line of its own handler fewer; 08's code under test is appCounter (counter.go),
+// plain Go a test awaits, which its README teaches.
 var lessonFloor = map[string]int{
 	"01-watch":              58,
 	"02-deltafifo":          57,
 	"03-reflector":          56,
 	"04-indexer":            48,
 	"06-factory":            61,
-	"07-controller":         54,
-	"08-testing":            50,
-	"09-metadata":           54,
+	"08-testing":            51,
 	"10-lifecycle":          56,
 	"11-controller-runtime": 63,
 	"12-scale":              56,
