@@ -67,6 +67,11 @@ type Options struct {
 	// passes it in) links
 	// k8s.io/apiserver and the CEL libraries it brings.
 	ShardSelectors func(string) (apisharding.Selector, error)
+	// Admission, if set, makes the server's admission (admission.go):
+	// package internal/apiserver/admission's Enabled runs
+	// kube-apiserver's webhook and policy plugins. Default nil: every
+	// write is admitted as it is, and k8s.io/apiserver is not linked.
+	Admission func(*Server) (Admission, error)
 	// Extend, if set, runs once before the server answers its first
 	// request, to serve more than the built-in kinds: crd.Serve adds
 	// CustomResourceDefinitions (custom.go).
@@ -141,6 +146,12 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.Bootstrap {
 		if err := s.store.bootstrap(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
+	}
+	if opts.Admission != nil {
+		if s.store.admission, err = opts.Admission(s); err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("workshop cluster: %w", err)
 		}
@@ -265,6 +276,9 @@ func (s *Server) Close() error {
 		if s.store.gc != nil {
 			s.store.gc.close()
 		}
+		if s.store.admission != nil {
+			s.store.admission.Close() // admission: its goroutines end
+		}
 		s.wg.Wait()
 	})
 	return nil
@@ -348,24 +362,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "watch":
 		s.serveWatch(rw, r, req)
 	case "create":
+		ctx, warnings := withWarnings(r.Context()) // admission's warnings
 		dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
 		var obj runtime.Object
 		if err == nil {
 			obj, err = decodeBody(w, r, req.res)
 		}
 		if err == nil {
-			obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj, dry)
+			obj, err = s.store.create(ctx, req.res, req.namespace, fieldManager(r), obj, dry)
 		}
+		warn(w, *warnings)
 		rw.respond(http.StatusCreated, obj, err)
 	case "update":
+		ctx, warnings := withWarnings(r.Context()) // admission's warnings
 		dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
 		var obj runtime.Object
 		if err == nil {
 			obj, err = decodeBody(w, r, req.res)
 		}
 		if err == nil {
-			obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
+			obj, err = s.store.update(ctx, req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
 		}
+		warn(w, *warnings)
 		rw.respond(http.StatusOK, obj, err)
 	case "patch":
 		patchType := types.PatchType(strings.Split(r.Header.Get("Content-Type"), ";")[0])
@@ -383,7 +401,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.respond(code, obj, err)
 			return
 		}
-		obj, err := s.patch(w, r, req, len(opts.DryRun) > 0)
+		ctx, warnings := withWarnings(r.Context()) // admission's warnings
+		obj, err := s.patch(ctx, w, r, req, len(opts.DryRun) > 0)
+		warn(w, *warnings)
 		rw.respond(http.StatusOK, obj, err)
 	case "delete":
 		opts, err := deleteOptions(r)
@@ -391,7 +411,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.error(err)
 			return
 		}
-		res, err := s.store.delete(req.res, req.namespace, req.name, opts)
+		ctx, warnings := withWarnings(r.Context()) // admission's warnings
+		res, err := s.store.delete(ctx, req.res, req.namespace, req.name, opts)
+		warn(w, *warnings)
 		switch {
 		case err != nil:
 			rw.error(err)
@@ -686,7 +708,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, res *Resource) (runtime.
 	return obj, err
 }
 
-func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request, dry bool) (runtime.Object, error) {
+func (s *Server) patch(ctx context.Context, w http.ResponseWriter, r *http.Request, req request, dry bool) (runtime.Object, error) {
 	patchBytes, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -705,7 +727,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request, dry 
 	if err != nil {
 		return nil, err
 	}
-	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
+	return s.store.update(ctx, req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
 }
 
 // writeOptions decodes and validates a create's or an update's

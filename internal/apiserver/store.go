@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -79,6 +80,11 @@ type store struct {
 	// stores nothing, hands out no resourceVersion and sends no event, as
 	// kube-apiserver's DryRunnableStorage skips etcd.
 	dry bool
+
+	// admission (admission.go, Options.Admission): nil, none; pending
+	// is the client's write being made, for it to admit.
+	admission Admission
+	pending   *admissionRequest
 
 	now      func() metav1.Time
 	uids     uint64
@@ -195,6 +201,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 	if s.gc != nil {
 		s.gc.enqueue(ev)
 	}
+	if s.admission != nil {
+		s.admission.Observe(Tx{s}, typ, res, obj) // admission: what it watches
+	}
 	for w := range s.watchers {
 		if !w.send(ev) {
 			// A watcher too slow to keep up is closed, as kube-apiserver
@@ -295,12 +304,14 @@ func (s *store) lock(dry bool) (unlock func()) {
 	s.dry = dry
 	return func() {
 		s.dry = false
+		s.pending = nil
 		s.mu.Unlock()
 	}
 }
 
-func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (s *store) create(ctx context.Context, res *Resource, namespace, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -310,6 +321,19 @@ func (s *store) create(res *Resource, namespace, manager string, obj runtime.Obj
 // createLocked is create, for callers that hold s.mu. keepManagedFields:
 // obj's managedFields are already right (a server-side apply made it).
 func (s *store) createLocked(res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
+	// admission: mutating admission sees the object as sent, before
+	// the strategy (the name is not made yet).
+	// kube-apiserver's handler has its field manager record the
+	// request's fields first (transcript 111).
+	adm := s.takeAdmission()
+	if adm != nil && !keepManagedFields {
+		obj = s.manageFields(res, "", res.New(), obj, manager)
+	}
+	attrs := &AdmissionAttributes{Operation: "CREATE", Resource: res, Namespace: namespace, Name: metaOf(obj).GetName(),
+		Object: obj, Options: writeOptionsOf(&metav1.CreateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
+	if err := s.admit(adm, false, attrs, func() error { return nil }); err != nil {
+		return nil, err
+	}
 	m := metaOf(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(m.GetGenerateName() + s.nameSuffix())
@@ -379,6 +403,17 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	}
 	if res.Admit != nil {
 		res.Admit(obj, now)
+	}
+	// admission: validating admission sees the object as it will be
+	// stored; meanwhile another may have been made under its name.
+	attrs.Name, attrs.Object = m.GetName(), obj
+	if err := s.admit(adm, true, attrs, func() error {
+		if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
+			return apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if res.Allocate != nil {
 		if err := res.Allocate(s, obj); err != nil {
@@ -506,8 +541,9 @@ func validatePodUpdate(res *Resource, next, old runtime.Object) error {
 }
 
 // update is PUT of the object (subresource "") or of its status.
-func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (s *store) update(ctx context.Context, res *Resource, namespace, name, subresource, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -535,6 +571,14 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
 		return nil, apierrors.NewConflict(res.GroupResource(), name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	// admission: mutating admission sees the object as sent and the
+	// one stored; the update goes on only if that is still stored.
+	adm := s.takeAdmission()
+	attrs := &AdmissionAttributes{Operation: "UPDATE", Resource: res, Namespace: namespace, Name: name, Subresource: subresource,
+		Object: obj, OldObject: old.DeepCopyObject(), Options: writeOptionsOf(&metav1.UpdateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
+	if err := s.admit(adm, false, attrs, s.sameStored(res, namespace, name)); err != nil {
+		return nil, err
 	}
 	var next runtime.Object
 	if subresource == "status" && res.Hooks != nil {
@@ -599,6 +643,12 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err := validateHook(res, next, old, subresource); err != nil {
 		return nil, err
 	}
+	// admission: validating admission sees the object as it will be
+	// stored.
+	attrs.Object = next
+	if err := s.admit(adm, true, attrs, s.sameStored(res, namespace, name)); err != nil {
+		return nil, err
+	}
 	// A write that changes nothing is not written: no new
 	// resourceVersion and no event, as kube-apiserver skips it.
 	if apiequality.Semantic.DeepEqual(next, old) {
@@ -627,8 +677,9 @@ type deleteResult struct {
 	Status *metav1.Status
 }
 
-func (s *store) delete(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
+func (s *store) delete(ctx context.Context, res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
 	defer s.lock(len(opts.DryRun) > 0)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return deleteResult{}, err
 	}
@@ -647,6 +698,18 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
 	old = view(res, old)
+	// admission: a DELETE is admitted with the object stored, mutating
+	// then validating admission, as kube-apiserver's delete handler and
+	// Store.Delete do.
+	if adm := s.takeAdmission(); adm != nil {
+		attrs := &AdmissionAttributes{Operation: "DELETE", Resource: res, Namespace: namespace, Name: name,
+			OldObject: old.DeepCopyObject(), Options: writeOptionsOf(opts.DeepCopy()), DryRun: s.dry}
+		for _, validate := range []bool{false, true} {
+			if err := s.admit(adm, validate, attrs, s.sameStored(res, namespace, name)); err != nil {
+				return deleteResult{}, err
+			}
+		}
+	}
 	om := metaOf(old)
 	if om.GetDeletionTimestamp() != nil {
 		return deleteResult{Object: old.DeepCopyObject()}, nil // already being deleted
