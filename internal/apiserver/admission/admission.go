@@ -39,6 +39,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -92,11 +93,17 @@ type chain struct {
 	informers map[schema.GroupVersionResource]*storeInformer
 	plugins   admission.Interface
 	err       error // making the plugins failed; every write is refused with it
+	policies  []*policyPlugin
 }
 
 // Close ends the plugins' goroutines (a policy source's refresh, a
 // policy's param informers).
-func (c *chain) Close() { close(c.stop) }
+func (c *chain) Close() {
+	close(c.stop)
+	for _, p := range c.policies {
+		p.close()
+	}
+}
 
 // configurations are the kinds whose first object starts admission.
 func configuration(gvr schema.GroupVersionResource) bool {
@@ -115,6 +122,11 @@ func (c *chain) Observe(tx apiserver.Tx, typ watch.EventType, res *apiserver.Res
 		return
 	}
 	c.informers[res.GVR].apply(typ, obj)
+	for _, p := range c.policies {
+		if slices.Contains(policyKinds[p.name], res.GVR.Resource) {
+			p.stale.Store(true)
+		}
+	}
 }
 
 func (c *chain) Active() bool { return c.active.Load() }
@@ -162,10 +174,27 @@ func (c *chain) newPlugins(byType map[reflect.Type]*storeInformer) (admission.In
 	if err != nil {
 		return nil, err
 	}
-	generic := initializer.New(client, dyn, f, authorizerfactory.NewAlwaysAllowAuthorizer(), utilfeature.DefaultFeatureGate,
-		compatibility.NewEffectiveVersionFromString("1.37", "", ""), c.stop, mapper)
-	webhooks := webhookinit.NewPluginInitializer(nil, webhook.NewDefaultServiceResolver())
-	return plugins.NewFromPlugins(pluginOrder, config, admission.PluginInitializers{generic, webhooks}, nil)
+	initializers := func(stop chan struct{}) admission.PluginInitializers {
+		generic := initializer.New(client, dyn, f, authorizerfactory.NewAlwaysAllowAuthorizer(), utilfeature.DefaultFeatureGate,
+			compatibility.NewEffectiveVersionFromString("1.37", "", ""), stop, mapper)
+		return admission.PluginInitializers{generic, webhookinit.NewPluginInitializer(nil, webhook.NewDefaultServiceResolver())}
+	}
+	// The policy plugins, behind a policyPlugin (policies.go).
+	decorate := admission.DecoratorFunc(func(plugin admission.Interface, name string) admission.Interface {
+		if _, ok := policyKinds[name]; !ok {
+			return plugin
+		}
+		p := &policyPlugin{name: name, plugin: plugin, remake: func(stop chan struct{}) (admission.Interface, error) {
+			pc, err := config.ConfigFor(name)
+			if err != nil {
+				return nil, err
+			}
+			return plugins.InitPlugin(name, pc, initializers(stop))
+		}}
+		c.policies = append(c.policies, p)
+		return p
+	})
+	return plugins.NewFromPlugins(pluginOrder, config, initializers(c.stop), decorate)
 }
 
 func (c *chain) Admit(ctx context.Context, a *apiserver.AdmissionAttributes) ([]string, error) {

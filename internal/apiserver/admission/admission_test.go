@@ -261,3 +261,52 @@ func compareReview(t *testing.T, transcript string, got []byte) {
 		t.Errorf("the AdmissionReview sent, against transcript %s (-want +got):\n%s", transcript, diff)
 	}
 }
+
+// TestValidatingAdmissionPolicy: a create a policy's CEL refuses is
+// answered as kube-apiserver answers it (transcript 113), at once after
+// the policy and its binding are created.
+func TestValidatingAdmissionPolicy(t *testing.T) {
+	_, c := start(t)
+	ctx := t.Context()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "admprobe-policy"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: configMapRules[0],
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: `!has(object.metadata.labels) || !('deny' in object.metadata.labels) || object.metadata.labels['deny'] != 'policy'`,
+				Message:    "probe policy says no",
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "admprobe-binding"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Labels: map[string]string{"deny": "policy"}}}
+	_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errorsAs(err, &status) {
+		t.Fatalf("create refused by the policy: got %v, want 422", err)
+	}
+	got, _ := json.Marshal(status.Status())
+	want := strings.NewReplacer("p-1795765127890710265", "p-1", "admprobe-75323", "admprobe").Replace(
+		string(section(t, "113-create-refused-by-validating-admission-policy.txt")))
+	if diff := cmp.Diff(jsonOf(t, []byte(want)), jsonOf(t, got)); diff != "" {
+		t.Errorf("the Status, against transcript 113 (-want +got):\n%s", diff)
+	}
+	cm.Name, cm.Labels = "p-2", nil
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a ConfigMap the policy allows: %v", err)
+	}
+}
