@@ -86,17 +86,27 @@ type AdmissionAttributes struct {
 // so the writes the store makes inside it are not admitted.
 type admissionRequest struct {
 	ctx      context.Context
-	warnings *[]string // what the answer is to carry as Warning headers
+	warnings *[]string      // what the answer is to carry as Warning headers
+	options  runtime.Object // the request's options as sent; nil: made from the write's
 }
 
-// warningsKey is the context key of a request's []string of warnings.
-type warningsKey struct{}
+// requestKey is the context key of a request's admissionRequest.
+type requestKey struct{}
 
-// withWarnings returns ctx carrying a list that admission's warnings are
+// withAdmission returns ctx carrying the write's options as the client
+// sent them (nil: none to tell) and a list that admission's warnings are
 // added to, and the list.
-func withWarnings(ctx context.Context) (context.Context, *[]string) {
-	w := new([]string)
-	return context.WithValue(ctx, warningsKey{}, w), w
+func withAdmission(ctx context.Context, options runtime.Object) (context.Context, *[]string) {
+	req := &admissionRequest{warnings: new([]string), options: options}
+	return context.WithValue(ctx, requestKey{}, req), req.warnings
+}
+
+// optionsOr is the request's options, or def.
+func (req *admissionRequest) optionsOr(def runtime.Object) runtime.Object {
+	if req != nil && req.options != nil {
+		def = req.options.DeepCopyObject()
+	}
+	return writeOptionsOf(def)
 }
 
 // admitting marks the write about to be made (under s.mu) as a client's,
@@ -105,8 +115,12 @@ func (s *store) admitting(ctx context.Context) {
 	if s.admission == nil || ctx == nil {
 		return
 	}
-	w, _ := ctx.Value(warningsKey{}).(*[]string)
-	s.pending = &admissionRequest{ctx: ctx, warnings: w}
+	req := &admissionRequest{}
+	if r, ok := ctx.Value(requestKey{}).(*admissionRequest); ok {
+		req.warnings, req.options = r.warnings, r.options
+	}
+	req.ctx = ctx
+	s.pending = req
 }
 
 // takeAdmission returns the client's write being made, once; nil when
@@ -209,4 +223,82 @@ func writeOptionsOf(opts runtime.Object) runtime.Object {
 		opts.GetObjectKind().SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind(gvks[0].Kind))
 	}
 	return opts
+}
+
+// admitCreate is mutating admission of a create (req nil: none): first
+// what kube-apiserver's create handler does before it (the request's
+// namespace set, the field manager's record of the request's fields,
+// transcript 111). It returns the object and the attributes for
+// validateCreate.
+func (s *store) admitCreate(req *admissionRequest, res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, *AdmissionAttributes, error) {
+	if req == nil {
+		return obj, nil, nil
+	}
+	m := metaOf(obj)
+	if res.Namespaced && m.GetNamespace() == "" {
+		m.SetNamespace(namespace) // EnsureObjectNamespaceMatchesRequestNamespace
+	}
+	if !keepManagedFields {
+		obj = s.manageFields(res, "", res.New(), obj, manager)
+	}
+	a := &AdmissionAttributes{Operation: "CREATE", Resource: res, Namespace: namespace, Name: metaOf(obj).GetName(),
+		Object: obj, Options: req.optionsOr(&metav1.CreateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
+	return obj, a, s.admit(req, false, a, func() error { return nil })
+}
+
+// validateCreate is validating admission of a create, obj as it will be
+// stored; meanwhile another may have been made under its name.
+func (s *store) validateCreate(req *admissionRequest, a *AdmissionAttributes, obj runtime.Object) error {
+	if req == nil {
+		return nil
+	}
+	m := metaOf(obj)
+	a.Name, a.Object = m.GetName(), obj
+	return s.admit(req, true, a, func() error {
+		if _, exists := s.objects[storageOf(a.Resource)][objectKey(m.GetNamespace(), m.GetName())]; exists {
+			return apierrors.NewAlreadyExists(a.Resource.GroupResource(), m.GetName())
+		}
+		return nil
+	})
+}
+
+// admitUpdate is mutating admission of an update of old, the stored
+// object, to obj, as sent; the update goes on only if old is still
+// stored. It returns the attributes for validateUpdate.
+func (s *store) admitUpdate(req *admissionRequest, res *Resource, subresource string, obj, old runtime.Object) (*AdmissionAttributes, error) {
+	if req == nil {
+		return nil, nil
+	}
+	m := metaOf(old)
+	a := &AdmissionAttributes{Operation: "UPDATE", Resource: res, Namespace: m.GetNamespace(), Name: m.GetName(), Subresource: subresource,
+		Object: obj, OldObject: old.DeepCopyObject(), Options: req.optionsOr(&metav1.UpdateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
+	return a, s.admit(req, false, a, s.sameStored(res, m.GetNamespace(), m.GetName()))
+}
+
+// validateUpdate is validating admission of an update, next as it will
+// be stored.
+func (s *store) validateUpdate(req *admissionRequest, a *AdmissionAttributes, next runtime.Object) error {
+	if req == nil {
+		return nil
+	}
+	a.Object = next
+	return s.admit(req, true, a, s.sameStored(a.Resource, a.Namespace, a.Name))
+}
+
+// admitDelete is a DELETE's admission, mutating then validating, with
+// the object stored (old), as kube-apiserver's delete handler and
+// Store.Delete run them.
+func (s *store) admitDelete(req *admissionRequest, res *Resource, old runtime.Object, opts *metav1.DeleteOptions) error {
+	if req == nil {
+		return nil
+	}
+	m := metaOf(old)
+	a := &AdmissionAttributes{Operation: "DELETE", Resource: res, Namespace: m.GetNamespace(), Name: m.GetName(),
+		OldObject: old.DeepCopyObject(), Options: req.optionsOr(opts), DryRun: s.dry}
+	for _, validate := range []bool{false, true} {
+		if err := s.admit(req, validate, a, s.sameStored(res, m.GetNamespace(), m.GetName())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

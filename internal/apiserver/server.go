@@ -362,8 +362,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "watch":
 		s.serveWatch(rw, r, req)
 	case "create":
-		ctx, warnings := withWarnings(r.Context()) // admission's warnings
-		dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
+		opts := &metav1.CreateOptions{}
+		ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
+		dry, err := writeOptions(r.URL.Query(), opts)
 		var obj runtime.Object
 		if err == nil {
 			obj, err = decodeBody(w, r, req.res)
@@ -374,8 +375,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		warn(w, *warnings)
 		rw.respond(http.StatusCreated, obj, err)
 	case "update":
-		ctx, warnings := withWarnings(r.Context()) // admission's warnings
-		dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
+		opts := &metav1.UpdateOptions{}
+		ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
+		dry, err := writeOptions(r.URL.Query(), opts)
 		var obj runtime.Object
 		if err == nil {
 			obj, err = decodeBody(w, r, req.res)
@@ -401,7 +403,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.respond(code, obj, err)
 			return
 		}
-		ctx, warnings := withWarnings(r.Context()) // admission's warnings
+		ctx, warnings := withAdmission(r.Context(), nil) // admission: its warnings
 		obj, err := s.patch(ctx, w, r, req, len(opts.DryRun) > 0)
 		warn(w, *warnings)
 		rw.respond(http.StatusOK, obj, err)
@@ -411,7 +413,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.error(err)
 			return
 		}
-		ctx, warnings := withWarnings(r.Context()) // admission's warnings
+		ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
 		res, err := s.store.delete(ctx, req.res, req.namespace, req.name, opts)
 		warn(w, *warnings)
 		switch {

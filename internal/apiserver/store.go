@@ -323,15 +323,9 @@ func (s *store) create(ctx context.Context, res *Resource, namespace, manager st
 func (s *store) createLocked(res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
 	// admission: mutating admission sees the object as sent, before
 	// the strategy (the name is not made yet).
-	// kube-apiserver's handler has its field manager record the
-	// request's fields first (transcript 111).
 	adm := s.takeAdmission()
-	if adm != nil && !keepManagedFields {
-		obj = s.manageFields(res, "", res.New(), obj, manager)
-	}
-	attrs := &AdmissionAttributes{Operation: "CREATE", Resource: res, Namespace: namespace, Name: metaOf(obj).GetName(),
-		Object: obj, Options: writeOptionsOf(&metav1.CreateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
-	if err := s.admit(adm, false, attrs, func() error { return nil }); err != nil {
+	obj, attrs, err := s.admitCreate(adm, res, namespace, manager, obj, keepManagedFields)
+	if err != nil {
 		return nil, err
 	}
 	m := metaOf(obj)
@@ -405,14 +399,8 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		res.Admit(obj, now)
 	}
 	// admission: validating admission sees the object as it will be
-	// stored; meanwhile another may have been made under its name.
-	attrs.Name, attrs.Object = m.GetName(), obj
-	if err := s.admit(adm, true, attrs, func() error {
-		if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
-			return apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
-		}
-		return nil
-	}); err != nil {
+	// stored.
+	if err := s.validateCreate(adm, attrs, obj); err != nil {
 		return nil, err
 	}
 	if res.Allocate != nil {
@@ -573,11 +561,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	// admission: mutating admission sees the object as sent and the
-	// one stored; the update goes on only if that is still stored.
+	// one stored.
 	adm := s.takeAdmission()
-	attrs := &AdmissionAttributes{Operation: "UPDATE", Resource: res, Namespace: namespace, Name: name, Subresource: subresource,
-		Object: obj, OldObject: old.DeepCopyObject(), Options: writeOptionsOf(&metav1.UpdateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
-	if err := s.admit(adm, false, attrs, s.sameStored(res, namespace, name)); err != nil {
+	attrs, err := s.admitUpdate(adm, res, subresource, obj, old)
+	if err != nil {
 		return nil, err
 	}
 	var next runtime.Object
@@ -645,8 +632,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	// admission: validating admission sees the object as it will be
 	// stored.
-	attrs.Object = next
-	if err := s.admit(adm, true, attrs, s.sameStored(res, namespace, name)); err != nil {
+	if err := s.validateUpdate(adm, attrs, next); err != nil {
 		return nil, err
 	}
 	// A write that changes nothing is not written: no new
@@ -698,17 +684,9 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
 	old = view(res, old)
-	// admission: a DELETE is admitted with the object stored, mutating
-	// then validating admission, as kube-apiserver's delete handler and
-	// Store.Delete do.
-	if adm := s.takeAdmission(); adm != nil {
-		attrs := &AdmissionAttributes{Operation: "DELETE", Resource: res, Namespace: namespace, Name: name,
-			OldObject: old.DeepCopyObject(), Options: writeOptionsOf(opts.DeepCopy()), DryRun: s.dry}
-		for _, validate := range []bool{false, true} {
-			if err := s.admit(adm, validate, attrs, s.sameStored(res, namespace, name)); err != nil {
-				return deleteResult{}, err
-			}
-		}
+	// admission: a DELETE is admitted with the object stored.
+	if err := s.admitDelete(s.takeAdmission(), res, old, opts); err != nil {
+		return deleteResult{}, err
 	}
 	om := metaOf(old)
 	if om.GetDeletionTimestamp() != nil {
