@@ -395,7 +395,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if patchType == types.ApplyYAMLPatchType {
-			obj, created, err := s.apply(r, req, opts)
+			ctx, warnings := withAdmission(r.Context(), nil) // admission: its warnings
+			obj, created, err := s.apply(r.WithContext(ctx), req, opts)
+			warn(w, *warnings)
 			code := http.StatusOK
 			if created {
 				code = http.StatusCreated

@@ -72,7 +72,7 @@ func TestStillServedApplyScale(t *testing.T) {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"replicas": int64(2)},
 	}}
-	if _, _, err := s.apply(r, "ns", "d", "", "test", true, intent, false); !apierrors.IsNotFound(err) {
+	if _, _, err := s.apply(context.Background(), r, "ns", "d", "", "test", true, intent, false); !apierrors.IsNotFound(err) {
 		t.Errorf("apply after the resource was removed: %v, want 404", err)
 	}
 	if _, err := s.getScale(r, "ns", "d"); !apierrors.IsNotFound(err) {

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -312,6 +313,15 @@ func TestProbe(t *testing.T) {
 	}
 	if after := len(w.requests("/validate")) + len(w.requests("/mutate")); after != before {
 		t.Errorf("a ConfigMap no selector matches was sent to %d webhooks", after-before)
+	}
+	// A server-side apply is admitted too: a create, then an update.
+	apply := corev1apply.ConfigMap("applied", ns).WithLabels(map[string]string{"probe": "validate"})
+	if _, err := c.CoreV1().ConfigMaps(ns).Apply(t.Context(), apply, metav1.ApplyOptions{FieldManager: "probe"}); err != nil {
+		t.Fatal(err)
+	}
+	apply.WithLabels(map[string]string{"deny": "webhook"})
+	if _, err := c.CoreV1().ConfigMaps(ns).Apply(t.Context(), apply, metav1.ApplyOptions{FieldManager: "probe"}); !apierrors.IsForbidden(err) {
+		t.Errorf("an apply the webhook refuses: got %v, want 403", err)
 	}
 }
 
