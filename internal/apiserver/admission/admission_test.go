@@ -29,6 +29,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/admission"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // The probe of transcripts 110-113: a webhook server on loopback with a
@@ -282,6 +283,7 @@ func indent(t *testing.T, v any) []byte {
 // TestProbe runs the probe on the workshop cluster and compares what it
 // sends and answers with what kube-apiserver v1.37.2 did.
 func TestProbe(t *testing.T) {
+	leakcheck.Verify(t) // the plugins' goroutines end with the server
 	_, c := start(t)
 	w := newWebhook(t)
 	install(t, c, w)
