@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,4 +360,138 @@ func comparable(t *testing.T, b []byte) any {
 		return v
 	}
 	return walk(v, "")
+}
+
+// TestNamespaceSelector: a webhook is sent the writes in the namespaces
+// its namespaceSelector matches, as their labels are now: the plugins
+// read namespaces as the store holds them.
+func TestNamespaceSelector(t *testing.T) {
+	_, c := start(t)
+	w := newWebhook(t)
+	ctx := t.Context()
+	for _, name := range []string{"team-a", "team-b"} {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"team": name}}}
+		if _, err := c.CoreV1().Namespaces().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "teams"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "team.probe.example.com", ClientConfig: w.clientConfig("/team"),
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "team-a"}},
+		}},
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(namespace, name string) {
+		t.Helper()
+		if _, err := c.CoreV1().ConfigMaps(namespace).Create(ctx, configMap(name, nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("team-a", "one")
+	create("team-b", "two")
+	if n := len(w.requests("/team")); n != 1 {
+		t.Fatalf("the webhook was sent %d writes, want the one in team-a", n)
+	}
+	// team-b's label changes: its writes are sent from now on.
+	nb, err := c.CoreV1().Namespaces().Get(ctx, "team-b", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb.Labels["team"] = "team-a"
+	if _, err := c.CoreV1().Namespaces().Update(ctx, nb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create("team-b", "three")
+	if n := len(w.requests("/team")); n != 2 {
+		t.Errorf("the webhook was sent %d writes, want 2 once team-b matches", n)
+	}
+}
+
+// TestWebhookCallsBack: a webhook that reads from the API server while
+// it answers (as one that checks other objects does) is answered: the
+// store is not locked while admission runs.
+func TestWebhookCallsBack(t *testing.T) {
+	_, c := start(t)
+	ctx := t.Context()
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var listed atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		_ = json.NewDecoder(r.Body).Decode(&review)
+		list, err := c.CoreV1().ConfigMaps(ns).List(r.Context(), metav1.ListOptions{})
+		if err == nil {
+			listed.Store(int64(len(list.Items)))
+		}
+		review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: err == nil}
+		review.Request = nil
+		_ = json.NewEncoder(rw).Encode(&review)
+	}))
+	t.Cleanup(srv.Close)
+	w := &webhook{Server: srv}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "reader.probe.example.com", ClientConfig: w.clientConfig("/"),
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds: ptr.To[int32](2),
+		}},
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"one", "two"} {
+		if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, configMap(name, nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := listed.Load(); n != 1 {
+		t.Errorf("the webhook listed %d ConfigMaps while the second was created, want 1", n)
+	}
+}
+
+// TestFailurePolicy: a webhook that cannot be reached refuses the write
+// with failurePolicy Fail (kube-apiserver's 500 "failed calling
+// webhook"), and lets it through with Ignore.
+func TestFailurePolicy(t *testing.T) {
+	_, c := start(t)
+	ctx := t.Context()
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gone := newWebhook(t)
+	gone.Close() // nothing listens at its url now
+	for _, policy := range []admissionregistrationv1.FailurePolicyType{admissionregistrationv1.Fail, admissionregistrationv1.Ignore} {
+		name := strings.ToLower(string(policy))
+		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+				Name: name + ".probe.example.com", ClientConfig: gone.clientConfig("/"), FailurePolicy: &policy,
+				Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+				SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"policy": name}},
+			}},
+		}
+		if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, configMap("fail", map[string]string{"policy": "fail"}), metav1.CreateOptions{})
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `failed calling webhook "fail.probe.example.com"`) {
+		t.Errorf("failurePolicy Fail: got %v, want 500 failed calling webhook", err)
+	}
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, configMap("ignore", map[string]string{"policy": "ignore"}), metav1.CreateOptions{}); err != nil {
+		t.Errorf("failurePolicy Ignore: %v", err)
+	}
 }
