@@ -48,7 +48,9 @@ type Admission interface {
 	// configurations, policies, namespaces) it keeps, as
 	// kube-apiserver's admission plugins keep them with informers, but
 	// at once, so that a configuration written is in force for the next
-	// request. It must not block.
+	// request. It must not call the store back (tx is all it may use)
+	// nor wait on anything that does; the first configuration makes the
+	// plugins here, once (tens of milliseconds).
 	Observe(tx Tx, typ watch.EventType, res *Resource, obj runtime.Object)
 	// Active reports whether anything can act on a write: false until
 	// a first configuration is written, and the store then skips
