@@ -37,7 +37,8 @@
 //     and status subresources; no signer: a request's certificate is set
 //     only by a status write, as a signer would set it),
 //     admissionregistration.k8s.io (webhook configurations and validating
-//     admission policies, stored, never called: see Admission),
+//     admission policies, acted on with package workshop/webhooks: see
+//     Admission),
 //     scheduling.k8s.io and storage.k8s.io (storageclasses), with their
 //     defaults, a Service's cluster IP and node ports, a Job's selector,
 //     the field selectors each kind supports, and the status and scale
@@ -53,10 +54,13 @@
 //     with the key at /openid/v1/jwks; no pods/log or exec).
 //     events.k8s.io and core Events are stored apart, where
 //     kube-apiserver stores them as one.
-//   - Admission: no webhooks are called (MutatingWebhookConfigurations and
-//     ValidatingWebhookConfigurations are stored, nothing acts on them: a
-//     test that relies on a webhook refusing or defaulting a write fails
-//     here), no admission policies evaluated, no quota or limit ranges,
+//   - Admission, unless package workshop/webhooks's Served is given:
+//     without it no webhooks are called and no admission policies
+//     evaluated (their configurations are stored, nothing acts on them:
+//     a test that relies on a webhook refusing or defaulting a write
+//     fails here). With it, kube-apiserver's webhook and
+//     ValidatingAdmissionPolicy plugins run, a webhook reached at its
+//     url. Never: MutatingAdmissionPolicies, quota or limit ranges,
 //     no authentication or authorization (anyone on 127.0.0.1 may do
 //     anything; a ServiceAccount token it issues is accepted as any other
 //     request is, so it proves nothing), and only a few validations.

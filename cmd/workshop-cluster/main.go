@@ -36,6 +36,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/admission"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/crd"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/shardparse"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
@@ -63,8 +64,9 @@ func main() {
 	defer stop()
 	// A wall clock, so that kubectl's AGE reads as on any cluster;
 	// chapters and tests keep the fixed clock of the default.
-	// Extend: it serves CustomResourceDefinitions, as any cluster does.
-	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve, TLS: *tls, GarbageCollection: *gc}
+	// Extend: it serves CustomResourceDefinitions, as any cluster does;
+	// Admission: it calls webhooks and evaluates admission policies.
+	opts := apiserver.Options{Port: *port, Now: time.Now, Extend: crd.Serve, Admission: admission.Enabled, TLS: *tls, GarbageCollection: *gc}
 	if *shards {
 		opts.ShardSelectors = shardparse.Parse
 	}

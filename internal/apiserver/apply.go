@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +57,7 @@ func (s *Server) apply(r *http.Request, req request, opts *metav1.PatchOptions) 
 		return nil, false, err
 	}
 	force := opts.Force != nil && *opts.Force
-	return s.store.apply(req.res, req.namespace, req.name, req.subresource, opts.FieldManager, force, intent, len(opts.DryRun) > 0)
+	return s.store.apply(r.Context(), req.res, req.namespace, req.name, req.subresource, opts.FieldManager, force, intent, len(opts.DryRun) > 0)
 }
 
 // applyIntent decodes an apply's body, YAML or JSON.
@@ -90,8 +91,9 @@ func applyError(err error) error {
 // the FieldManager of the resource or of its status, then stores the
 // result: an update, or a create. Errors are the FieldManager's own: 400 for an intent of another
 // kind or version, 409 Conflict naming the managers.
-func (s *store) apply(res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured, dry bool) (runtime.Object, bool, error) {
+func (s *store) apply(ctx context.Context, res *Resource, namespace, name, subresource, manager string, force bool, intent *unstructured.Unstructured, dry bool) (runtime.Object, bool, error) {
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return nil, false, err
 	}

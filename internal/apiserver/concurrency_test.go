@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 // newNamespace creates a namespace through the store.
 func newNamespace(t *testing.T, s *Server, name string) {
 	t.Helper()
-	if _, err := s.store.create(namespacesResource(), "", "test", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, false); err != nil {
+	if _, err := s.store.create(context.Background(), namespacesResource(), "", "test", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -49,7 +50,7 @@ func TestSlowWatcherStore(t *testing.T) {
 	for i := range writers {
 		wg.Go(func() {
 			for j := range maxPending/writers + 1 {
-				if _, err := s.store.create(configMapsRes, "ns", "test", configMap(fmt.Sprintf("cm-%d-%d", i, j), ""), false); err != nil {
+				if _, err := s.store.create(context.Background(), configMapsRes, "ns", "test", configMap(fmt.Sprintf("cm-%d-%d", i, j), ""), false); err != nil {
 					t.Error(err)
 					return
 				}
@@ -94,7 +95,7 @@ func TestSlowWatcherHTTP(t *testing.T) {
 					t.Errorf("writer %d: the slow watch is still open after %d writes", i, j)
 					return
 				}
-				if _, err := s.store.create(configMapsRes, "ns", "test", configMap(fmt.Sprintf("cm-%d-%d", i, j), payload), false); err != nil {
+				if _, err := s.store.create(context.Background(), configMapsRes, "ns", "test", configMap(fmt.Sprintf("cm-%d-%d", i, j), payload), false); err != nil {
 					t.Error(err)
 					return
 				}

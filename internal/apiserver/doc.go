@@ -5,8 +5,9 @@
 // touches (core, apps, batch, coordination.k8s.io, events.k8s.io,
 // networking.k8s.io, policy, rbac and a few more: zz_generated.kinds.go
 // lists them; admissionregistration.k8s.io's webhook configurations and
-// policies are stored and never called: no webhook is called and no
-// policy evaluated), and answers as kube-apiserver v1.36 does: every behaviour
+// policies are acted on only by a server started with Options.Admission:
+// admission.go, and package admission, which runs kube-apiserver's own
+// webhook and policy plugins), and answers as kube-apiserver v1.36 does: every behaviour
 // copied from it has a test that names the recorded transcript it matches
 // (testdata/transcripts, copied from a real server's answers).
 //

@@ -39,12 +39,12 @@ var admissionregistrationStrategies = map[schema.GroupResource]strategy{
 // status reset on create and written through its status subresource)
 // with the defaults of pkg/apis/admissionregistration/v1/defaults.go.
 //
-// Nothing acts on them: the workshop cluster calls no webhook and
-// evaluates no policy. A write that a webhook would have refused or
-// defaulted is stored as it is sent; a test that relies on a webhook
-// rejecting or mutating a write fails on the workshop cluster, visibly.
-// Their own validation (ValidateMutatingWebhookConfiguration and the
-// like) is not done either.
+// A server started with Options.Admission (package admission,
+// admission.go) calls the webhooks and evaluates the policies, with
+// kube-apiserver's own plugins; without it nothing acts on them, and a
+// write that a webhook would have refused or defaulted is stored as it
+// is sent. Their own validation (ValidateMutatingWebhookConfiguration
+// and the like) is not done.
 
 // defaultWebhookConfiguration is SetDefaults_MutatingWebhook or
 // SetDefaults_ValidatingWebhook for each webhook, with their rules' and

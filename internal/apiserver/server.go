@@ -67,6 +67,11 @@ type Options struct {
 	// passes it in) links
 	// k8s.io/apiserver and the CEL libraries it brings.
 	ShardSelectors func(string) (apisharding.Selector, error)
+	// Admission, if set, makes the server's admission (admission.go):
+	// package internal/apiserver/admission's Enabled runs
+	// kube-apiserver's webhook and policy plugins. Default nil: every
+	// write is admitted as it is, and k8s.io/apiserver is not linked.
+	Admission func(*Server) (Admission, error)
 	// Extend, if set, runs once before the server answers its first
 	// request, to serve more than the built-in kinds: crd.Serve adds
 	// CustomResourceDefinitions (custom.go).
@@ -141,6 +146,12 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.Bootstrap {
 		if err := s.store.bootstrap(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("workshop cluster: %w", err)
+		}
+	}
+	if opts.Admission != nil {
+		if s.store.admission, err = opts.Admission(s); err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("workshop cluster: %w", err)
 		}
@@ -265,6 +276,9 @@ func (s *Server) Close() error {
 		if s.store.gc != nil {
 			s.store.gc.close()
 		}
+		if s.store.admission != nil {
+			s.store.admission.Close() // admission: its goroutines end
+		}
 		s.wg.Wait()
 	})
 	return nil
@@ -369,27 +383,33 @@ func (s *Server) serveVerb(rw responder, r *http.Request, req request) {
 
 // serveCreate is a POST to a collection.
 func (s *Server) serveCreate(rw responder, r *http.Request, req request) {
-	dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
+	opts := &metav1.CreateOptions{}
+	ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
+	dry, err := writeOptions(r.URL.Query(), opts)
 	var obj runtime.Object
 	if err == nil {
 		obj, err = decodeBody(rw.w, r, req.res)
 	}
 	if err == nil {
-		obj, err = s.store.create(req.res, req.namespace, fieldManager(r), obj, dry)
+		obj, err = s.store.create(ctx, req.res, req.namespace, fieldManager(r), obj, dry)
 	}
+	warn(rw.w, *warnings)
 	rw.respond(http.StatusCreated, obj, err)
 }
 
 // serveUpdate is a PUT of an object or of its status (or approval).
 func (s *Server) serveUpdate(rw responder, r *http.Request, req request) {
-	dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
+	opts := &metav1.UpdateOptions{}
+	ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
+	dry, err := writeOptions(r.URL.Query(), opts)
 	var obj runtime.Object
 	if err == nil {
 		obj, err = decodeBody(rw.w, r, req.res)
 	}
 	if err == nil {
-		obj, err = s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
+		obj, err = s.store.update(ctx, req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
 	}
+	warn(rw.w, *warnings)
 	rw.respond(http.StatusOK, obj, err)
 }
 
@@ -403,7 +423,9 @@ func (s *Server) servePatch(rw responder, r *http.Request, req request) {
 		return
 	}
 	if patchType == types.ApplyYAMLPatchType {
-		obj, created, err := s.apply(r, req, opts)
+		ctx, warnings := withAdmission(r.Context(), nil) // admission: its warnings
+		obj, created, err := s.apply(r.WithContext(ctx), req, opts)
+		warn(rw.w, *warnings)
 		code := http.StatusOK
 		if created {
 			code = http.StatusCreated
@@ -411,7 +433,9 @@ func (s *Server) servePatch(rw responder, r *http.Request, req request) {
 		rw.respond(code, obj, err)
 		return
 	}
-	obj, err := s.patch(rw.w, r, req, len(opts.DryRun) > 0)
+	ctx, warnings := withAdmission(r.Context(), nil) // admission: its warnings
+	obj, err := s.patch(ctx, rw.w, r, req, len(opts.DryRun) > 0)
+	warn(rw.w, *warnings)
 	rw.respond(http.StatusOK, obj, err)
 }
 
@@ -423,7 +447,9 @@ func (s *Server) serveDelete(rw responder, r *http.Request, req request) {
 		rw.error(err)
 		return
 	}
-	res, err := s.store.delete(req.res, req.namespace, req.name, opts)
+	ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
+	res, err := s.store.delete(ctx, req.res, req.namespace, req.name, opts)
+	warn(rw.w, *warnings)
 	switch {
 	case err != nil:
 		rw.error(err)
@@ -716,7 +742,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, res *Resource) (runtime.
 	return obj, err
 }
 
-func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request, dry bool) (runtime.Object, error) {
+func (s *Server) patch(ctx context.Context, w http.ResponseWriter, r *http.Request, req request, dry bool) (runtime.Object, error) {
 	patchBytes, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -735,7 +761,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req request, dry 
 	if err != nil {
 		return nil, err
 	}
-	return s.store.update(req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
+	return s.store.update(ctx, req.res, req.namespace, req.name, req.subresource, fieldManager(r), obj, dry)
 }
 
 // writeOptions decodes and validates a create's or an update's

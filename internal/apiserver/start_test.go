@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestFirstStartTime(t *testing.T) {
 		}
 		started := time.Since(t0)
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-		if _, err := s.store.create(namespacesResource(), "", "test", ns, false); err != nil {
+		if _, err := s.store.create(context.Background(), namespacesResource(), "", "test", ns, false); err != nil {
 			t.Fatal(err)
 		}
 		written := time.Since(t0)

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,7 +30,7 @@ func TestStillServed(t *testing.T) {
 	}
 	s.reg.remove(r)
 	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "g"}}
-	if _, err := s.create(r, "ns", "test", obj, false); !apierrors.IsNotFound(err) {
+	if _, err := s.create(context.Background(), r, "ns", "test", obj, false); !apierrors.IsNotFound(err) {
 		t.Errorf("create after the resource was removed: %v, want 404", err)
 	}
 	if _, err := s.list(r, listOptions{}); !apierrors.IsNotFound(err) {
@@ -60,10 +61,10 @@ func TestStillServedApplyScale(t *testing.T) {
 		},
 	}
 	ns := s.reg.lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	if _, err := s.create(ns, "", "test", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, false); err != nil {
+	if _, err := s.create(context.Background(), ns, "", "test", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.create(r, "ns", "test", d, false); err != nil {
+	if _, err := s.create(context.Background(), r, "ns", "test", d, false); err != nil {
 		t.Fatal(err)
 	}
 	s.reg.remove(r)
@@ -71,7 +72,7 @@ func TestStillServedApplyScale(t *testing.T) {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"replicas": int64(2)},
 	}}
-	if _, _, err := s.apply(r, "ns", "d", "", "test", true, intent, false); !apierrors.IsNotFound(err) {
+	if _, _, err := s.apply(context.Background(), r, "ns", "d", "", "test", true, intent, false); !apierrors.IsNotFound(err) {
 		t.Errorf("apply after the resource was removed: %v, want 404", err)
 	}
 	if _, err := s.getScale(r, "ns", "d"); !apierrors.IsNotFound(err) {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -75,6 +76,11 @@ type store struct {
 	// stores nothing, hands out no resourceVersion and sends no event, as
 	// kube-apiserver's DryRunnableStorage skips etcd.
 	dry bool
+
+	// admission (admission.go, Options.Admission): nil, none; pending
+	// is the client's write being made, for it to admit.
+	admission Admission
+	pending   *admissionRequest
 
 	now      func() metav1.Time
 	uids     uint64
@@ -191,6 +197,9 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 	if s.gc != nil {
 		s.gc.enqueue(ev)
 	}
+	if s.admission != nil {
+		s.admission.Observe(Tx{s}, typ, res, obj) // admission: what it watches
+	}
 	for w := range s.watchers {
 		if !w.send(ev) {
 			// A watcher too slow to keep up is closed, as kube-apiserver
@@ -291,12 +300,14 @@ func (s *store) lock(dry bool) (unlock func()) {
 	s.dry = dry
 	return func() {
 		s.dry = false
+		s.pending = nil
 		s.mu.Unlock()
 	}
 }
 
-func (s *store) create(res *Resource, namespace, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (s *store) create(ctx context.Context, res *Resource, namespace, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -306,6 +317,20 @@ func (s *store) create(res *Resource, namespace, manager string, obj runtime.Obj
 // createLocked is create, for callers that hold s.mu. keepManagedFields:
 // obj's managedFields are already right (a server-side apply made it).
 func (s *store) createLocked(res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
+	// Admission: mutating, the built-in plugins first
+	// (store_admission.go: NamespaceLifecycle's 404 comes before any
+	// webhook is called), then webhooks and policies (admission.go),
+	// which see the object as sent, before the strategy (the name is
+	// not made yet).
+	if err := s.mutatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
+		Namespace: namespace, Name: metaOf(obj).GetName(), Object: obj, DryRun: s.dry}); err != nil {
+		return nil, err
+	}
+	adm := s.takeAdmission()
+	obj, attrs, err := s.admitCreate(adm, res, namespace, manager, obj, keepManagedFields)
+	if err != nil {
+		return nil, err
+	}
 	m := metaOf(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(m.GetGenerateName() + s.nameSuffix())
@@ -324,11 +349,6 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		return nil, err
 	}
 	if err := validateObject(res, obj); err != nil {
-		return nil, err
-	}
-	// Admission: mutating (store_admission.go).
-	if err := s.mutatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
-		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
 		return nil, err
 	}
 	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
@@ -371,15 +391,20 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if res.Admit != nil {
 		res.Admit(obj, now)
 	}
+	// Admission: validating, the built-in plugins (store_admission.go),
+	// then webhooks and policies (admission.go), which see the object
+	// as it will be stored.
+	if err := s.validatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
+		return nil, err
+	}
+	if err := s.validateCreate(adm, attrs, obj); err != nil {
+		return nil, err
+	}
 	if res.Allocate != nil {
 		if err := res.Allocate(s, obj); err != nil {
 			return nil, err
 		}
-	}
-	// Admission: validating (store_admission.go).
-	if err := s.validatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
-		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
-		return nil, err
 	}
 	committed, err := s.prepare(res, watch.Added, obj)
 	if err != nil {
@@ -407,8 +432,9 @@ func validateObject(res *Resource, obj runtime.Object) error {
 }
 
 // update is PUT of the object (subresource "") or of its status.
-func (s *store) update(res *Resource, namespace, name, subresource, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (s *store) update(ctx context.Context, res *Resource, namespace, name, subresource, manager string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -436,6 +462,13 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
 		return nil, apierrors.NewConflict(res.GroupResource(), name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	// admission: mutating admission sees the object as sent and the
+	// one stored.
+	adm := s.takeAdmission()
+	attrs, err := s.admitUpdate(adm, res, subresource, obj, old)
+	if err != nil {
+		return nil, err
 	}
 	var next runtime.Object
 	if subresource == "status" && res.Hooks != nil {
@@ -486,10 +519,11 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	clearTypeMeta(next)
 	setRV(next, rvOf(old))
-	// Admission: mutating (store_admission.go).
-	attrs := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
+	// Admission: mutating, the built-in plugins (store_admission.go);
+	// webhooks and policies ran above, on the object as sent.
+	builtin := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
 		Namespace: namespace, Name: name, Object: next, Old: old, DryRun: s.dry}
-	if err := s.mutatingAdmission(attrs); err != nil {
+	if err := s.mutatingAdmission(builtin); err != nil {
 		return nil, err
 	}
 	if err := validateObject(res, next); err != nil {
@@ -503,8 +537,13 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err := validateHook(res, next, old, subresource); err != nil {
 		return nil, err
 	}
-	// Admission: validating (store_admission.go).
-	if err := s.validatingAdmission(attrs); err != nil {
+	// Admission: validating, the built-in plugins (store_admission.go),
+	// then webhooks and policies (admission.go), which see the object
+	// as it will be stored.
+	if err := s.validatingAdmission(builtin); err != nil {
+		return nil, err
+	}
+	if err := s.validateUpdate(adm, attrs, next); err != nil {
 		return nil, err
 	}
 	// A write that changes nothing is not written: no new
@@ -544,8 +583,9 @@ type deleteResult struct {
 	Pending bool
 }
 
-func (s *store) delete(res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
+func (s *store) delete(ctx context.Context, res *Resource, namespace, name string, opts *metav1.DeleteOptions) (deleteResult, error) {
 	defer s.lock(len(opts.DryRun) > 0)()
+	s.admitting(ctx) // admission: a client's write
 	if err := s.stillServed(res); err != nil {
 		return deleteResult{}, err
 	}
@@ -569,16 +609,22 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
 	old = view(res, old)
-	om := metaOf(old)
-	// Preconditions first, as rest.BeforeDelete checks them (gc.go).
+	// Preconditions, as rest.BeforeDelete checks them before the
+	// store's deleteValidation (gc.go).
 	if err := checkDeletePreconditions(res, old, opts); err != nil {
 		return deleteResult{}, err
 	}
-	// Admission: validating (store_admission.go).
+	// Admission: validating, the built-in plugins (store_admission.go),
+	// then webhooks and policies (admission.go: a DELETE's mutating and
+	// validating phases, with the object stored).
 	attrs.Old = old
 	if err := s.validatingAdmission(attrs); err != nil {
 		return deleteResult{}, err
 	}
+	if err := s.admitDelete(s.takeAdmission(), res, old, opts); err != nil {
+		return deleteResult{}, err
+	}
+	om := metaOf(old)
 	if out, done, err := s.beforeDelete(res, old, opts); done { // gc.go
 		return out, err
 	}

@@ -19,9 +19,12 @@ import "k8s.io/apimachinery/pkg/runtime"
 //
 // The store calls mutatingAdmission and validatingAdmission at those
 // points of create, update and delete (each call marked "Admission:" in
-// store.go), with the store locked. The built-in plugins the workshop
-// cluster runs are listed below; webhooks and admission policies are
-// stored (registry_admissionregistration.go) and, today, not called.
+// store.go), with the store locked: the built-in plugins the workshop
+// cluster runs, listed below. Beside each, it calls the webhooks and
+// admission policies (admission.go, and package
+// internal/apiserver/admission, kube-apiserver's own plugins, linked
+// only by a server started with Options.Admission), after the built-in
+// plugins, as kube-apiserver's plugin order puts them last.
 //
 // Where the workshop cluster's order differs from kube-apiserver's: a
 // kind's defaults (strategy.Default, which kube-apiserver applies when it
