@@ -15,10 +15,14 @@ import (
 // pkg/registry/generic/registry/store.go Create, Update and Delete, and
 // the handlers in pkg/endpoints/handlers):
 //
-//	mutating admission (webhooks and policies, reinvoked as configured)
-//	the kind's own validation and defaulting (the strategy)
-//	validating admission (webhooks and policies)
+//	the kind's defaults (the decoder's) and the managedFields
+//	mutating admission (built-in plugins, then policies and webhooks,
+//	reinvoked as configured)
+//	the kind's create or update strategy, then its validation
+//	validating admission (built-in plugins, then policies and webhooks)
 //	storage
+//
+// (store_admission.go says it step by step, with the source lines.)
 //
 // The plugins that do it are kube-apiserver's own, in package
 // internal/apiserver/admission, which plugs in through
@@ -227,25 +231,18 @@ func writeOptionsOf(opts runtime.Object) runtime.Object {
 	return opts
 }
 
-// admitCreate is mutating admission of a create (req nil: none): first
-// what kube-apiserver's create handler does before it (the request's
-// namespace set, the field manager's record of the request's fields,
-// transcript 111). It returns the object and the attributes for
-// validateCreate.
-func (s *store) admitCreate(req *admissionRequest, res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, *AdmissionAttributes, error) {
+// admitCreate is mutating admission of a create (req nil: none), of obj
+// as createLocked has made it so far: decoded, defaulted, its namespace
+// the request's and its managedFields recorded, as kube-apiserver's
+// create handler hands it to admission (transcript 111). It returns the
+// attributes for validateCreate.
+func (s *store) admitCreate(req *admissionRequest, res *Resource, namespace string, obj runtime.Object) (*AdmissionAttributes, error) {
 	if req == nil {
-		return obj, nil, nil
-	}
-	m := metaOf(obj)
-	if res.Namespaced && m.GetNamespace() == "" {
-		m.SetNamespace(namespace) // EnsureObjectNamespaceMatchesRequestNamespace
-	}
-	if !keepManagedFields {
-		obj = s.manageFields(res, "", res.New(), obj, manager)
+		return nil, nil
 	}
 	a := &AdmissionAttributes{Operation: "CREATE", Resource: res, Namespace: namespace, Name: metaOf(obj).GetName(),
 		Object: obj, Options: req.optionsOr(&metav1.CreateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
-	return obj, a, s.admit(req, false, a, func() error { return nil })
+	return a, s.admit(req, false, a, func() error { return nil })
 }
 
 // validateCreate is validating admission of a create, obj as it will be

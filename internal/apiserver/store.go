@@ -316,50 +316,47 @@ func (s *store) create(ctx context.Context, res *Resource, namespace, manager st
 
 // createLocked is create, for callers that hold s.mu. keepManagedFields:
 // obj's managedFields are already right (a server-side apply made it).
+// Its steps are kube-apiserver's, in its order (store_admission.go).
 func (s *store) createLocked(res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
+	// The handler: the object's namespace is the request's
+	// (EnsureObjectNamespaceMatchesRequestNamespace), the kind's
+	// defaults are the decoder's, then the field manager records the
+	// writer's fields.
+	m := metaOf(obj)
+	if err := matchNamespace(res, m, namespace); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if res.Default != nil {
+		res.Default(obj, now)
+	}
+	if !keepManagedFields {
+		m.SetManagedFields(nil)
+		obj = s.manageFields(res, "", res.New(), obj, manager)
+	}
 	// Admission: mutating, the built-in plugins first
 	// (store_admission.go: NamespaceLifecycle's 404 comes before any
-	// webhook is called), then webhooks and policies (admission.go),
-	// which see the object as sent, before the strategy (the name is
-	// not made yet).
+	// webhook is called), then policies and webhooks (admission.go),
+	// before the create strategy (the name is not made yet).
 	if err := s.mutatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
 		Namespace: namespace, Name: metaOf(obj).GetName(), Object: obj, DryRun: s.dry}); err != nil {
 		return nil, err
 	}
 	adm := s.takeAdmission()
-	obj, attrs, err := s.admitCreate(adm, res, namespace, manager, obj, keepManagedFields)
+	attrs, err := s.admitCreate(adm, res, namespace, obj)
 	if err != nil {
 		return nil, err
 	}
-	m := metaOf(obj)
+	// Store.Create: the system fields and the name, then
+	// rest.BeforeCreate: the namespace again (admission may have changed
+	// it), the create strategy, the validation.
+	m = metaOf(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(m.GetGenerateName() + s.nameSuffix())
 	}
-	if res.Namespaced {
-		if m.GetNamespace() == "" {
-			m.SetNamespace(namespace)
-		}
-		if m.GetNamespace() != namespace {
-			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-		}
-	} else {
-		m.SetNamespace("")
-	}
-	if err := validateName(res, m.GetName()); err != nil {
+	if err := matchNamespace(res, m, namespace); err != nil {
 		return nil, err
 	}
-	if err := validateObject(res, obj); err != nil {
-		return nil, err
-	}
-	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
-		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
-	}
-	// A dry run never reaches etcd3's check (DryRunnableStorage.Create
-	// only looks for an existing key), so it takes a resourceVersion.
-	if m.GetResourceVersion() != "" && !s.dry {
-		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
-	}
-	now := s.now()
 	s.uids++
 	m.SetUID(nthUID(s.uids))
 	m.SetCreationTimestamp(now)
@@ -373,6 +370,15 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if res.ResetStatusOnCreate {
 		copyField(obj, res.New(), "Status")
 	}
+	if res.PrepareForCreate != nil {
+		res.PrepareForCreate(obj, now)
+	}
+	if err := validateName(res, m.GetName()); err != nil {
+		return nil, err
+	}
+	if err := validateObject(res, obj); err != nil {
+		return nil, err
+	}
 	if err := validateHook(res, obj, nil, ""); err != nil {
 		return nil, err
 	}
@@ -381,18 +387,8 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 			return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 		}
 	}
-	if res.Default != nil {
-		res.Default(obj, now)
-	}
-	if !keepManagedFields {
-		m.SetManagedFields(nil)
-		obj = s.manageFields(res, "", res.New(), obj, manager)
-	}
-	if res.Admit != nil {
-		res.Admit(obj, now)
-	}
 	// Admission: validating, the built-in plugins (store_admission.go),
-	// then webhooks and policies (admission.go), which see the object
+	// then policies and webhooks (admission.go), which see the object
 	// as it will be stored.
 	if err := s.validatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
 		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
@@ -400,6 +396,16 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	}
 	if err := s.validateCreate(adm, attrs, obj); err != nil {
 		return nil, err
+	}
+	// Storage: etcd3's store refuses a resourceVersion first, then a key
+	// that exists. A dry run never reaches etcd3's check
+	// (DryRunnableStorage.Create only looks for an existing key), so it
+	// takes a resourceVersion.
+	if m.GetResourceVersion() != "" && !s.dry {
+		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
+	}
+	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
+		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
 	}
 	if res.Allocate != nil {
 		if err := res.Allocate(s, obj); err != nil {
@@ -418,6 +424,23 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		}
 	}
 	return obj.DeepCopyObject(), nil
+}
+
+// matchNamespace is rest.EnsureObjectNamespaceMatchesRequestNamespace:
+// a namespaced object takes the request's namespace or must name it
+// (400); a cluster-scoped one has none.
+func matchNamespace(res *Resource, m metav1.Object, namespace string) error {
+	if !res.Namespaced {
+		m.SetNamespace("")
+		return nil
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(namespace)
+	}
+	if m.GetNamespace() != namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
 }
 
 // validateObject runs res's ValidateObject, if it has one.
@@ -457,18 +480,26 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
 	}
 	old = view(res, old)
-	// Optimistic concurrency: a stale resourceVersion is a Conflict
-	// (transcript 11); an empty one is an unconditional update.
-	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
-		return nil, apierrors.NewConflict(res.GroupResource(), name,
-			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	// Admission: mutating, the built-in plugins (store_admission.go),
+	// then policies and webhooks (admission.go), on the object as sent
+	// and the one stored: the update handler's transformers, which
+	// Store.Update runs before anything else of the update.
+	builtin := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
+		Namespace: namespace, Name: name, Object: obj, Old: old, DryRun: s.dry}
+	if err := s.mutatingAdmission(builtin); err != nil {
+		return nil, err
 	}
-	// admission: mutating admission sees the object as sent and the
-	// one stored.
 	adm := s.takeAdmission()
 	attrs, err := s.admitUpdate(adm, res, subresource, obj, old)
 	if err != nil {
 		return nil, err
+	}
+	// Optimistic concurrency: a stale resourceVersion is a Conflict
+	// (transcript 11); an empty one is an unconditional update. Store.Update
+	// checks it on the object admission has mutated.
+	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
+		return nil, apierrors.NewConflict(res.GroupResource(), name,
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	var next runtime.Object
 	if subresource == "status" && res.Hooks != nil {
@@ -519,13 +550,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	clearTypeMeta(next)
 	setRV(next, rvOf(old))
-	// Admission: mutating, the built-in plugins (store_admission.go);
-	// webhooks and policies ran above, on the object as sent.
-	builtin := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
-		Namespace: namespace, Name: name, Object: next, Old: old, DryRun: s.dry}
-	if err := s.mutatingAdmission(builtin); err != nil {
-		return nil, err
-	}
+	// rest.BeforeUpdate's validation.
 	if err := validateObject(res, next); err != nil {
 		return nil, err
 	}
@@ -540,6 +565,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	// Admission: validating, the built-in plugins (store_admission.go),
 	// then webhooks and policies (admission.go), which see the object
 	// as it will be stored.
+	builtin.Object = next
 	if err := s.validatingAdmission(builtin); err != nil {
 		return nil, err
 	}
