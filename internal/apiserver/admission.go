@@ -31,13 +31,15 @@ import (
 // and admits every write. This file is all the store knows of it: the
 // [Admission] interface, the attributes of a write, and the points where
 // the store calls it (createLocked, updateLocked and deleteLockedWith,
-// each marked "admission:") and tells it of a change (commit).
+// each marked "admission:", and deleteCollection's items, each a
+// DELETE) and tells it of a change (commit).
 //
 // A webhook may call the API server back (a validating webhook that reads
 // other objects), so admission runs with the store unlocked. When the
 // store is locked again, the write goes on only if the object it read is
-// still the one stored; otherwise it is answered 409 Conflict (a create:
-// 409 AlreadyExists, if one was made meanwhile), where kube-apiserver
+// still the one stored; otherwise it is answered 404 if the object is
+// gone, 409 Conflict if it changed (a create: 409 AlreadyExists, if one
+// was made meanwhile), where kube-apiserver
 // would retry an update without a resourceVersion precondition.
 //
 // Only a write a client sent is admitted: what the store does on its own
@@ -94,6 +96,19 @@ type admissionRequest struct {
 	ctx      context.Context
 	warnings *[]string      // what the answer is to carry as Warning headers
 	options  runtime.Object // the request's options as sent; nil: made from the write's
+	// collection: the write is one item's delete of a deletecollection,
+	// whose attributes are the collection's (deleteCollection).
+	collection *collectionRequest
+}
+
+// collectionRequest is what a deletecollection's admission is told of
+// each item's delete, beside the item: kube-apiserver's DeleteCollection
+// handler makes one set of attributes for the request, with no name and
+// the request's namespace (k8s.io/apiserver v0.37.2
+// pkg/endpoints/handlers/delete.go), which
+// rest.AdmissionToValidateObjectDeleteFunc completes with each item.
+type collectionRequest struct {
+	namespace string
 }
 
 // requestKey is the context key of a request's admissionRequest.
@@ -105,6 +120,17 @@ type requestKey struct{}
 func withAdmission(ctx context.Context, options runtime.Object) (context.Context, *[]string) {
 	req := &admissionRequest{warnings: new([]string), options: options}
 	return context.WithValue(ctx, requestKey{}, req), req.warnings
+}
+
+// withCollection returns ctx, made by withAdmission, marking the
+// request a deletecollection in namespace ("" for all).
+func withCollection(ctx context.Context, namespace string) context.Context {
+	if r, ok := ctx.Value(requestKey{}).(*admissionRequest); ok {
+		c := *r
+		c.collection = &collectionRequest{namespace: namespace}
+		return context.WithValue(ctx, requestKey{}, &c)
+	}
+	return ctx
 }
 
 // optionsOr is the request's options, or def.
@@ -123,7 +149,7 @@ func (s *store) admitting(ctx context.Context) {
 	}
 	req := &admissionRequest{}
 	if r, ok := ctx.Value(requestKey{}).(*admissionRequest); ok {
-		req.warnings, req.options = r.warnings, r.options
+		req.warnings, req.options, req.collection = r.warnings, r.options, r.collection
 	}
 	req.ctx = ctx
 	s.pending = req
@@ -182,12 +208,18 @@ func (s *store) admit(req *admissionRequest, validate bool, a *AdmissionAttribut
 }
 
 // sameStored returns the check that the object stored under key is
-// still stored (the one a write read before admission), for admit.
+// still stored (the one a write read before admission), for admit: 404
+// if it is gone (kube-apiserver's storage, trying the write again, finds
+// no object), 409 if another write changed it.
 func (s *store) sameStored(res *Resource, namespace, name string) func() error {
 	key := objectKey(namespace, name)
 	before := s.objects[storageOf(res)][key]
 	return func() error {
-		if s.objects[storageOf(res)][key] != before || s.reg.lookup(res.GVR) != res {
+		now, ok := s.objects[storageOf(res)][key]
+		if !ok {
+			return apierrors.NewNotFound(res.GroupResource(), name)
+		}
+		if now != before || s.reg.lookup(res.GVR) != res {
 			return apierrors.NewConflict(res.GroupResource(), name,
 				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 		}
@@ -294,6 +326,9 @@ func (s *store) admitDelete(req *admissionRequest, res *Resource, old runtime.Ob
 	m := metaOf(old)
 	a := &AdmissionAttributes{Operation: "DELETE", Resource: res, Namespace: m.GetNamespace(), Name: m.GetName(),
 		OldObject: old.DeepCopyObject(), Options: req.optionsOr(opts), DryRun: s.dry}
+	if req.collection != nil {
+		a.Namespace, a.Name = req.collection.namespace, ""
+	}
 	for _, validate := range []bool{false, true} {
 		if err := s.admit(req, validate, a, s.sameStored(res, m.GetNamespace(), m.GetName())); err != nil {
 			return err

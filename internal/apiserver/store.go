@@ -719,32 +719,42 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 
 // deleteCollection deletes, one by one, every object of res that o
 // selects, and returns the list of what it deleted, as it was listed.
-func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
+// As kube-apiserver's Store.DeleteCollection, it lists first, then
+// deletes each item by name, admitted as its own DELETE (ctx, made by
+// withAdmission: the collection's attributes, kube-apiserver's
+// deleteValidation per item). Admission runs unlocked: an item deleted
+// meanwhile is passed over, as Store.DeleteCollection ignores NotFound.
+func (s *store) deleteCollection(ctx context.Context, res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
 	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
-	var deleted []runtime.Object
-	listed := s.rv
+	var listed []runtime.Object
+	rv := s.rv
 	for _, key := range sortedKeys(s.objects[storageOf(res)]) {
 		obj := view(res, s.objects[storageOf(res)][key])
 		m := metaOf(obj)
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
-		if _, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts); err != nil {
-			return nil, err
-		}
 		// The answer is the list as listed, before the deletes
 		// (Store.DeleteCollection; transcript 132).
-		deleted = append(deleted, obj.DeepCopyObject())
+		listed = append(listed, obj.DeepCopyObject())
+	}
+	ctx = withCollection(ctx, o.Namespace)
+	for _, obj := range listed {
+		m := metaOf(obj)
+		s.admitting(ctx) // admission: each item's delete
+		if _, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
 	}
 	list := res.NewList()
-	if err := meta.SetList(list, deleted); err != nil {
+	if err := meta.SetList(list, listed); err != nil {
 		return nil, err
 	}
 	lm, _ := meta.ListAccessor(list)
-	lm.SetResourceVersion(strconv.FormatUint(listed, 10))
+	lm.SetResourceVersion(strconv.FormatUint(rv, 10))
 	return list, nil
 }
 

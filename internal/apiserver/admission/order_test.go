@@ -189,3 +189,82 @@ func TestUpdateAdmittedBeforeConflict(t *testing.T) {
 		t.Errorf("stale update: sent to the mutating webhook %d times, the validating one %d: want 1 and 0", m, v)
 	}
 }
+
+// TestDeleteCollectionAdmitted: a deletecollection is admitted item by
+// item, as kube-apiserver's Store.DeleteCollection calls its
+// deleteValidation for each (handlers/delete.go: one set of attributes
+// for the request, with no name, completed with each item as oldObject);
+// an item a webhook deletes while it answers for another is passed over
+// (Store.DeleteCollection ignores NotFound), and the answer is the list
+// as listed; a webhook's refusal of an item ends the request with it.
+func TestDeleteCollectionAdmitted(t *testing.T) {
+	_, c := start(t)
+	ctx := t.Context()
+	createNamespace(t, c)
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, configMap(name, map[string]string{"set": "one"}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		mu   sync.Mutex
+		seen []string // name in the attributes / oldObject's name
+	)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		_ = json.NewDecoder(r.Body).Decode(&review)
+		var old corev1.ConfigMap
+		_ = json.Unmarshal(review.Request.OldObject.Raw, &old)
+		mu.Lock()
+		seen = append(seen, review.Request.Name+"/"+old.Name)
+		mu.Unlock()
+		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+		switch {
+		case review.Request.Name == "" && old.Name == "a":
+			// While a's delete is admitted, b goes.
+			if err := c.CoreV1().ConfigMaps(ns).Delete(r.Context(), "b", metav1.DeleteOptions{}); err != nil {
+				resp = &admissionv1.AdmissionResponse{UID: review.Request.UID, Result: &metav1.Status{Code: http.StatusInternalServerError, Message: err.Error()}}
+			}
+		case old.Labels["deny"] == "yes":
+			resp = &admissionv1.AdmissionResponse{UID: review.Request.UID, Result: &metav1.Status{Code: http.StatusForbidden, Message: "keep it"}}
+		}
+		review.Response, review.Request = resp, nil
+		_ = json.NewEncoder(rw).Encode(&review)
+	}))
+	t.Cleanup(srv.Close)
+	r := &recorder{Server: srv}
+	r.validating(t, c, "/delete", "configmaps", admissionregistrationv1.Delete)
+
+	sel := metav1.ListOptions{LabelSelector: "set=one"}
+	if err := c.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := seen
+	mu.Unlock()
+	// a's (the collection's: no name), b's own DELETE, then c's; b,
+	// gone, is not admitted as an item.
+	if want := []string{"/a", "b/b", "/c"}; !cmp.Equal(got, want) {
+		t.Errorf("the webhook was sent %v, want %v", got, want)
+	}
+	if left, err := c.CoreV1().ConfigMaps(ns).List(ctx, sel); err != nil || len(left.Items) != 0 {
+		t.Errorf("left: %v, %v; want none", left, err)
+	}
+
+	for _, name := range []string{"d", "e"} {
+		labels := map[string]string{"set": "two"}
+		if name == "d" {
+			labels["deny"] = "yes"
+		}
+		if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, configMap(name, labels), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := c.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "set=two"})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("deletecollection with an item a webhook refuses: %v, want 403", err)
+	}
+	if left, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: "set=two"}); err != nil || len(left.Items) != 2 {
+		t.Errorf("after the refusal of the first item: %d left, %v; want both", len(left.Items), err)
+	}
+}
