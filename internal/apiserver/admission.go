@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -86,6 +87,35 @@ type AdmissionAttributes struct {
 	// Options: *metav1.CreateOptions, UpdateOptions or DeleteOptions.
 	Options runtime.Object
 	DryRun  bool
+	// Kind is the kind of Object and OldObject when it is not the
+	// resource's: a subresource's (SubresourceKind); zero: the
+	// resource's.
+	Kind schema.GroupVersionKind
+}
+
+// ObjectKind is the kind of a's objects: a.Kind, or the resource's.
+func (a *AdmissionAttributes) ObjectKind() schema.GroupVersionKind {
+	if !a.Kind.Empty() {
+		return a.Kind
+	}
+	return a.Resource.GroupVersionKind()
+}
+
+// SubresourceKind is the kind a write through subresource of resource
+// sends and admission sees, as kube-apiserver's equivalent resource
+// mapper names it: autoscaling/v1 Scale for scale, v1 Binding and
+// policy/v1 Eviction for a pod's binding and eviction; ok false for the
+// others (status, approval), whose kind is the resource's.
+func SubresourceKind(resource schema.GroupVersionResource, subresource string) (gvk schema.GroupVersionKind, ok bool) {
+	switch {
+	case subresource == "scale":
+		return scaleResource.GroupVersionKind(), true
+	case resource.GroupResource() == podsGVR.GroupResource() && subresource == "binding":
+		return bindingResource.GroupVersionKind(), true
+	case resource.GroupResource() == podsGVR.GroupResource() && subresource == "eviction":
+		return evictionResource.GroupVersionKind(), true
+	}
+	return schema.GroupVersionKind{}, false
 }
 
 // admissionRequest is a client's write that admission is to see, handed
@@ -176,7 +206,7 @@ func (s *store) admit(req *admissionRequest, validate bool, a *AdmissionAttribut
 	}
 	for _, o := range []runtime.Object{a.Object, a.OldObject} {
 		if o != nil {
-			o.GetObjectKind().SetGroupVersionKind(a.Resource.GroupVersionKind())
+			o.GetObjectKind().SetGroupVersionKind(a.ObjectKind())
 		}
 	}
 	phase := s.admission.Admit
@@ -335,4 +365,25 @@ func (s *store) admitDelete(req *admissionRequest, res *Resource, old runtime.Ob
 		}
 	}
 	return nil
+}
+
+// admitSubresource runs one phase of admission of a write through a
+// subresource (a Scale's update, a Binding's or an Eviction's create):
+// op on res's object namespace/name, obj (and old, for an update) of
+// the subresource's kind (SubresourceKind). stillCurrent is admit's.
+func (s *store) admitSubresource(req *admissionRequest, validate bool, op string, res *Resource, subresource, namespace, name string, obj, old runtime.Object, stillCurrent func() error) error {
+	if req == nil {
+		return nil
+	}
+	kind, _ := SubresourceKind(res.GVR, subresource)
+	var opts runtime.Object = &metav1.CreateOptions{DryRun: dryRunOf(s.dry)}
+	if op == "UPDATE" {
+		opts = &metav1.UpdateOptions{DryRun: dryRunOf(s.dry)}
+	}
+	a := &AdmissionAttributes{Operation: op, Resource: res, Kind: kind, Subresource: subresource, Namespace: namespace, Name: name,
+		Object: obj, OldObject: old, Options: req.optionsOr(opts), DryRun: s.dry}
+	if stillCurrent == nil {
+		stillCurrent = func() error { return nil }
+	}
+	return s.admit(req, validate, a, stillCurrent)
 }
