@@ -123,8 +123,10 @@ type strategy struct {
 	PrepareForUpdate func(next, old runtime.Object)
 	// ValidateObject is the kind's validation of what every write of
 	// the object must hold (a pod spec's containers,
-	// validatePodSpecAt), run on create and update before anything is
-	// looked up or prepared. Its errors are answered 422.
+	// validatePodSpecAt), run on create and update as the strategy's
+	// Validate and ValidateUpdate begin, on the object mutating
+	// admission and the strategy have prepared. Its errors are answered
+	// 422.
 	ValidateObject func(obj runtime.Object) field.ErrorList
 	// Validate is the kind's create validation (its strategy's
 	// Validate, pkg/apis/<group>/validation), where a test relies on
