@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	}
 	go func() {
 		defer close(built)
-		buildErr = build(dir)
+		chapters, buildErr = build(dir, nil)
 	}()
 	code := browser.Main(m)
 	<-built
