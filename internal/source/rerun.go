@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 // The environment of the runs Rerun starts.
@@ -94,7 +96,12 @@ func Rerun(chapter string, args []string, stdout, stderr io.Writer) (int, error)
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	fmt.Fprintf(stderr, "%s: --source: building the chapter with client-go instrumented (go run -cover: the first build takes a minute or two, later ones come from the build cache)\n", chapter)
+	// The first build takes a while: a person at a terminal is told
+	// why; a pipe or a test sees only the chapter's lines, or one
+	// line if it fails.
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(stderr, "%s: --source: building the chapter with client-go instrumented (go run -cover: the first build takes a minute or two, later ones come from the build cache)\n", chapter)
+	}
 	build := exec.Command("go", BuildArgs(info.Path)...)
 	build.Dir = root
 	build.Env = append(os.Environ(), envCopy+"="+bin)
