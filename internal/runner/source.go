@@ -57,13 +57,16 @@ func (f Flags) Sourced(chapter string, stderr io.Writer) (wrap func(io.Writer) i
 // before a step heading writes what the step that ended ran. It sits
 // before the --step writer and the trace's, so that a step's report is
 // the last of its lines in both, and the trace still counts the ended
-// step when the report reaches it.
+// step when the report reaches it. Blank lines are held until the next
+// line: a chapter separates its steps with one, and the report goes
+// before it, next to the lines of its step.
 type sourceWriter struct {
 	mu      sync.Mutex
 	out     io.Writer
-	s       *source.Session
+	s       interface{ Report(io.Writer) error } // a *source.Session
 	partial []byte
-	err     error // the first report that failed: no more are tried
+	blanks  []byte // blank lines held
+	err     error  // the first report that failed: no more are tried
 }
 
 func (w *sourceWriter) Write(p []byte) (int, error) {
@@ -79,14 +82,36 @@ func (w *sourceWriter) Write(p []byte) (int, error) {
 		line := append(w.partial, p[:i+1]...)
 		w.partial = nil
 		p = p[i+1:]
-		if heading.Match(line) {
-			w.report()
-		}
-		if _, err := w.out.Write(line); err != nil {
+		if err := w.writeLine(line); err != nil {
 			return n - len(p), err
 		}
 	}
 	return n, nil
+}
+
+// writeLine writes one line, after the report if it is a step heading.
+func (w *sourceWriter) writeLine(line []byte) error {
+	if len(bytes.TrimRight(line, "\r\n")) == 0 {
+		w.blanks = append(w.blanks, line...)
+		return nil
+	}
+	if heading.Match(line) {
+		w.report()
+	}
+	if err := w.writeBlanks(); err != nil {
+		return err
+	}
+	_, err := w.out.Write(line)
+	return err
+}
+
+func (w *sourceWriter) writeBlanks() error {
+	if len(w.blanks) == 0 {
+		return nil
+	}
+	_, err := w.out.Write(w.blanks)
+	w.blanks = nil
+	return err
 }
 
 // report writes what the step that is ending ran.
@@ -97,7 +122,7 @@ func (w *sourceWriter) report() {
 }
 
 // finish writes a last line that had no newline, then the last step's
-// report.
+// report, then the blank lines held.
 func (w *sourceWriter) finish() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -105,9 +130,11 @@ func (w *sourceWriter) finish() error {
 		if heading.Match(w.partial) {
 			w.report()
 		}
+		_ = w.writeBlanks()
 		_, _ = w.out.Write(w.partial)
 		w.partial = nil
 	}
 	w.report()
+	_ = w.writeBlanks()
 	return w.err
 }

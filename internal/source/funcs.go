@@ -26,9 +26,10 @@ type funcInfo struct {
 }
 
 // parseFuncs reads the functions of a Go file. A function literal is
-// named as the compiler names it: its enclosing function's name, then
-// .funcN in the order of the literals directly inside it (.func1.func1
-// for one nested in the first).
+// named much as the compiler names it: its enclosing function's name,
+// then .funcN in the order of the literals directly inside it, and
+// .func1.func1 for one nested in the first (where a stack trace says
+// .func1.1).
 func parseFuncs(filename, text string) (*fileFuncs, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filename, text, parser.SkipObjectResolution)

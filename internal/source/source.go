@@ -175,7 +175,11 @@ func Format(w io.Writer, funcs []Func) error {
 		countW = max(countW, len(strconv.Itoa(f.Count)))
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "  --source: this step entered %d functions of %s\n", len(funcs), modulesOf(funcs))
+	plural := "s"
+	if len(funcs) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(&b, "  --source: entered %d function%s of %s:\n", len(funcs), plural, modulesOf(funcs))
 	last := ""
 	for _, f := range funcs {
 		p := ""

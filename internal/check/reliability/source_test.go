@@ -124,7 +124,7 @@ type stepSet struct {
 // sourceHeading and sourceLine are --source's lines (source.Format).
 var (
 	stepHeading   = regexp.MustCompile(`^(Step \d+[a-z]?\.|Setup\.)`)
-	sourceHeading = regexp.MustCompile(`^  --source: this step entered \d+ functions of `)
+	sourceHeading = regexp.MustCompile(`^  --source: entered \d+ functions? of `)
 	sourceLine    = regexp.MustCompile(`^    (\S.*?)?\s+(\S+)\s+×(\d+)\s+\S+:\d+$`)
 )
 
@@ -207,6 +207,21 @@ var sourceVaries = []vary{
 	{"", "", "(*Typed[...]).updateUnfinishedWorkLoop",
 		"a workqueue's metrics goroutine (util/workqueue/queue.go#L178) ticks every 500 ms " +
 			"(queue.go#L184): whether a tick fell in the step", ""},
+	{"", "", "(*Typed[...]).updateUnfinishedWork", "the same ticker's work", ""},
+	{"", "", "(*defaultQueueMetrics[...]).updateUnfinishedWork", "the same ticker's work", ""},
+	{"", "", "(*Reflector).list.func1.func1",
+		"the deferred function of the goroutine a list runs in (tools/cache/reflector.go#L686): " +
+			"it runs as that goroutine ends, after it has handed the list over, so possibly " +
+			"after the step has gone on to its next heading", ""},
+	{"07-controller", "", "(*Typed[...]).ShuttingDown", workerAgain, ""},
+	{"07-controller", "", "(waitForPriorityQueue[...]).Len", workerAgain, ""},
+	{"07-controller", "Step 1.", "(*cache).Add",
+		"the step's two creates arrive back to back: popped one by one they go to the store " +
+			"through Add, popped as one batch through a transaction (see batched)", ""},
+	{"07-controller", "Step 1.", "(*threadSafeMap).Add", "(*cache).Add's", ""},
+	{"07-controller", "Step 1.", "(*threadSafeMap).Update", "(*cache).Add's", ""},
+	{"03-reflector", "Step 1.", "handleWatch", watchStart, ""},
+	{"03-reflector", "Step 1.", "NewRetryWithDeadline", watchStart, ""},
 	{"01-watch", "Step 4.", "(*Decoder).Decode",
 		"the watch's decoding goroutine (apimachinery's StreamWatcher.receive) makes its " +
 			"last Decode, which returns the end of the stream, after the step has stopped " +
@@ -248,6 +263,15 @@ var sourceVaries = []vary{
 
 // batched is why a RealFIFO's batch functions may or may not run.
 const batched = "whether two watch events were queued before the informer popped the first"
+
+// workerAgain is why a worker's next Get may fall in the next step.
+const workerAgain = "a worker goes back to the queue's Get after each sync, and that call " +
+	"may come after the step's last line"
+
+// watchStart is why the start of a reflector's watch may fall in the
+// next step.
+const watchStart = "the reflector starts its watch after the list, in its own goroutine; " +
+	"the step waits for the list's objects only"
 
 // resyncStart is why the start of a reflector's resync loop may fall in
 // the next step.
