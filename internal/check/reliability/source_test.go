@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/source"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
 // coverBuild builds every chapter once more, into one binary as build
@@ -230,6 +232,10 @@ var sourceVaries = []vary{
 	{"03-reflector", "Step 1.", "(*Reflector).startResync", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).watchWithResync.func2", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*noopTicker).C", resyncStart, ""},
+	{"03-reflector", "Step 7.", "(*Reflector).resyncChan",
+		"after a resync (tools/cache/reflector.go#L528) the loop asks for its next timer " +
+			"(reflector.go#L534), which may be after the step, which waits for the resync's " +
+			"deltas, has ended", ""},
 	{"03-reflector", "Step 3.", "isDup",
 		"dedupDeltas compares deltas only when an object has two queued at once " +
 			"(client-go tools/cache/delta_fifo.go#L445): whether the informer popped the " +
@@ -322,5 +328,78 @@ func TestSourceBadInput(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSourceTrace: with --source and --trace, the trace holds each
+// step's report for the page (trace.RecordSource), at the index of the
+// step that ran it, with every file's text, and each function's line in
+// that text is its declaration's.
+func TestSourceTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds client-go with coverage (about a minute of CPU)")
+	}
+	<-built
+	chs, err := coverBuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range chs {
+		if ch.name != "02-deltafifo" && ch.name != "05-informer" {
+			continue // one in memory, one on the cluster
+		}
+		t.Run(ch.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "t.html")
+			ctx, cancel := context.WithTimeout(t.Context(), 4*limit)
+			defer cancel()
+			cmd, stdout, stderr := ch.command(ctx, env(t, append(goEnv(t), "GOCOVERDIR="+t.TempDir())...), "--source", "--trace", file)
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v; stderr:\n%s", err, stderr)
+			}
+			page, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := trace.ReadHTML(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The step each report of the output belongs to: the index
+			// of the heading before it, -1 before the first.
+			var want []int
+			step := -1
+			for _, l := range lines(stdout.String()) {
+				switch {
+				case stepHeading.MatchString(l):
+					step++
+				case sourceHeading.MatchString(l):
+					want = append(want, step)
+				}
+			}
+			var got []int
+			for _, s := range tr.Sources {
+				got = append(got, s.Step)
+				for _, f := range s.Files {
+					text, ok := tr.Texts[trace.SourceKey(f)]
+					if !ok {
+						t.Errorf("step %d: no text for %s", s.Step, trace.SourceKey(f))
+						continue
+					}
+					src := strings.Split(text, "\n")
+					for _, fn := range f.Funcs {
+						if fn.Line < 1 || fn.Line > len(src) || !strings.Contains(src[fn.Line-1], "func") {
+							t.Errorf("%s: %s at line %d, which declares no function", f.Path, fn.Name, fn.Line)
+						}
+					}
+				}
+			}
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("the trace's source steps are %v, the output's reports belong to steps %v", got, want)
+			}
+			if len(tr.Steps) != step+1 {
+				t.Errorf("the trace has %d steps, the output %d headings", len(tr.Steps), step+1)
+			}
+		})
 	}
 }
