@@ -90,6 +90,20 @@ func Rerun(chapter string, args []string, stdout, stderr io.Writer) (int, error)
 		return 1, err
 	}
 	defer os.RemoveAll(tmp)
+	// A Ctrl-C at the terminal reaches this process and the go command
+	// or the chapter it runs: this one waits for them to end, and exits
+	// as the chapter does (or says it was interrupted during the build).
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	interrupted := func() bool {
+		select {
+		case <-sig:
+			return true
+		default:
+			return false
+		}
+	}
 
 	// Build: go run, which copies the binary it built to bin and exits.
 	bin := filepath.Join(tmp, "chapter")
@@ -106,20 +120,18 @@ func Rerun(chapter string, args []string, stdout, stderr io.Writer) (int, error)
 	build.Dir = root
 	build.Env = append(os.Environ(), envCopy+"="+bin)
 	log, err := build.CombinedOutput()
+	if interrupted() {
+		return 130, errors.New("--source: interrupted while building the chapter")
+	}
 	if err != nil {
 		return 1, fmt.Errorf("--source: building with coverage failed: %s", buildError(log, err))
 	}
 
-	// Run: the instrumented chapter, in place of this one. A Ctrl-C at
-	// the terminal reaches both processes; this one waits for the
-	// chapter to clean up and exits as it does. A SIGTERM sent to this
-	// one alone is passed on.
+	// Run: the instrumented chapter, in place of this one. A SIGTERM
+	// sent to this one alone is passed on.
 	run := exec.Command(bin, args...)
 	run.Stdin, run.Stdout, run.Stderr = os.Stdin, stdout, stderr
 	run.Env = append(os.Environ(), EnvChild+"=1", "GOCOVERDIR="+tmp)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
 	if err := run.Start(); err != nil {
 		return 1, fmt.Errorf("--source: %v", err)
 	}
