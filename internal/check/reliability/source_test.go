@@ -223,6 +223,9 @@ var sourceVaries = []vary{
 	{"07-controller", "Step 1.", "(*threadSafeMap).Add", "(*cache).Add's", ""},
 	{"07-controller", "Step 1.", "(*threadSafeMap).Update", "(*cache).Add's", ""},
 	{"03-reflector", "Step 1.", "handleWatch", watchStart, ""},
+	{"05-informer", "Step 3.", "handleWatch", watchStart, ""},
+	{"05-informer", "Step 3.", "(*noopTicker).C", watchStart, ""},
+	{"05-informer", "Step 3.", "(*retryWithDeadlineImpl).After", watchStart, ""},
 	{"03-reflector", "Step 1.", "NewRetryWithDeadline", watchStart, ""},
 	{"01-watch", "Step 4.", "(*Decoder).Decode",
 		"the watch's decoding goroutine (apimachinery's StreamWatcher.receive) makes its " +
@@ -276,8 +279,8 @@ const workerAgain = "a worker goes back to the queue's Get after each sync, and 
 
 // watchStart is why the start of a reflector's watch may fall in the
 // next step.
-const watchStart = "the reflector starts its watch after the list, in its own goroutine; " +
-	"the step waits for the list's objects only"
+const watchStart = "the reflector goes on to watch after the list (or the watch-list's " +
+	"initial events), in its own goroutine; the step waits for the listed objects only"
 
 // resyncStart is why the start of a reflector's resync loop may fall in
 // the next step.
