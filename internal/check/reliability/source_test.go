@@ -222,11 +222,18 @@ var sourceVaries = []vary{
 			"through Add, popped as one batch through a transaction (see batched)", ""},
 	{"07-controller", "Step 1.", "(*threadSafeMap).Add", "(*cache).Add's", ""},
 	{"07-controller", "Step 1.", "(*threadSafeMap).Update", "(*cache).Add's", ""},
-	{"03-reflector", "Step 1.", "handleWatch", watchStart, ""},
-	{"05-informer", "Step 3.", "handleWatch", watchStart, ""},
-	{"05-informer", "Step 3.", "(*noopTicker).C", watchStart, ""},
-	{"05-informer", "Step 3.", "(*retryWithDeadlineImpl).After", watchStart, ""},
-	{"03-reflector", "Step 1.", "NewRetryWithDeadline", watchStart, ""},
+	// Seen in 03's, 05's and 09's steps: any step that ends once its
+	// informer has synced.
+	{"", "", "handleWatch", watchStart, ""},
+	{"", "", "NewRetryWithDeadline", watchStart, ""},
+	{"", "", "(*noopTicker).C", watchStart, ""},
+	{"", "", "(*retryWithDeadlineImpl).After", watchStart, ""},
+	{"03-reflector", "Step 5.", "(*initialEventsEndBookmarkTicker).observeLastEventTimeStamp",
+		"called for each event the resumed watch hands over (tools/cache/reflector.go's " +
+			"handleAnyWatch): the step may end before the reflector has handled one", ""},
+	{"11-controller-runtime", "Step 5.", "isExpiredError", stoppedBefore, ""},
+	{"11-controller-runtime", "Step 5.", "(*retryWithDeadlineImpl).reset", stoppedBefore, ""},
+	{"11-controller-runtime", "Step 5.", "(*retryWithDeadlineImpl).ShouldRetry", stoppedBefore, ""},
 	{"01-watch", "Step 4.", "(*Decoder).Decode",
 		"the watch's decoding goroutine (apimachinery's StreamWatcher.receive) makes its " +
 			"last Decode, which returns the end of the stream, after the step has stopped " +
@@ -234,7 +241,6 @@ var sourceVaries = []vary{
 	{"03-reflector", "Step 1.", "(*Reflector).resyncChan", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).startResync", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).watchWithResync.func2", resyncStart, ""},
-	{"03-reflector", "Step 1.", "(*noopTicker).C", resyncStart, ""},
 	{"03-reflector", "Step 7.", "(*Reflector).resyncChan",
 		"after a resync (tools/cache/reflector.go#L528) the loop asks for its next timer " +
 			"(reflector.go#L534), which may be after the step, which waits for the resync's " +
@@ -272,6 +278,12 @@ var sourceVaries = []vary{
 
 // batched is why a RealFIFO's batch functions may or may not run.
 const batched = "whether two watch events were queued before the informer popped the first"
+
+// stoppedBefore is why a stopped reflector's last steps may fall in the
+// next step.
+const stoppedBefore = "step 4's cache is stopped just before step 5's heading (main.go, " +
+	"readers.stop): its reflectors' watch loops end (tools/cache/reflector.go#L643) when " +
+	"they notice, before or after the heading"
 
 // workerAgain is why a worker's next Get may fall in the next step.
 const workerAgain = "a worker goes back to the queue's Get after each sync, and that call " +
