@@ -69,16 +69,23 @@ func mainExit(chapter string, x Extras, args []string, stdout, stderr io.Writer,
 	if !c.Embedded() {
 		fmt.Fprintf(stderr, "%s: using %s, namespace %s\n", chapter, c.Description, c.Namespace)
 	}
+	// --source: after each step, the client-go functions it ran.
+	wrap, finishSource, err := f.Sourced(chapter, stderr)
+	if err != nil {
+		c.Close()
+		return finish(exit(ctx, chapter, stderr, err))
+	}
 	rctx, out, done := runner.Output(ctx, chapter, opts.Step, stdout, stderr)
 	// Waits that are not the lesson say how far they are, on stderr, to
 	// a person at a terminal (internal/progress); never into the output.
 	rctx = progress.ToTerminal(rctx, terminal, stderr)
-	runErr := run(rctx, out, c)
+	runErr := run(rctx, wrap(out), c)
+	code = finishSource(0)
 	closeErr := c.Close()
 	if runErr == nil {
 		runErr = closeErr
 	}
-	code = exit(rctx, chapter, stderr, runErr)
+	code = max(code, exit(rctx, chapter, stderr, runErr))
 	done()
 	return finish(code)
 }

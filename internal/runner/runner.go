@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/source"
 )
 
 // ExitInterrupted is the exit status after Ctrl-C or SIGTERM (128+SIGINT,
@@ -43,6 +45,7 @@ type Flags struct {
 	Verbosity  int    // -v: client-go's log verbosity on stderr
 	View       int    // --view: the live page's port (0: a free one), -1 for none
 	Trace      string // --trace: write the replayable page here
+	Source     bool   // --source: after each step, which client-go functions it ran
 }
 
 // ClusterFlagsSet reports whether any flag that picks a cluster was given.
@@ -62,6 +65,10 @@ func Parse(chapter, usage string, args []string, stdout, stderr io.Writer) (f Fl
 // --help lists them too). A value their flag.Value refuses is a bad flag
 // like any other: one line on stderr that says why, exit status 1.
 func ParseWith(chapter, usage string, own func(*flag.FlagSet), args []string, stdout, stderr io.Writer) (f Flags, code int, ok bool) {
+	// A build that --source made only to copy out of go run's cache.
+	if code, done := source.CopyRequested(); done {
+		return f, code, false
+	}
 	fs := flag.NewFlagSet(chapter, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "use the real cluster of this kubeconfig file (default: the embedded workshop cluster, or $KUBECONFIG if set)")
@@ -72,6 +79,7 @@ func ParseWith(chapter, usage string, own func(*flag.FlagSet), args []string, st
 	f.View = -1
 	fs.Var(viewFlag{&f.View}, "view", "serve a page on 127.0.0.1 that shows the pipeline live (--view=PORT for a fixed port)")
 	fs.StringVar(&f.Trace, "trace", "", "write the run to this HTML `file`, a page that replays it offline")
+	fs.BoolVar(&f.Source, "source", false, "after each step, list the client-go functions it ran, with counts and file:line (builds the chapter again with coverage: slow the first time)")
 	if own != nil {
 		own(fs)
 	}
@@ -88,6 +96,15 @@ func ParseWith(chapter, usage string, own func(*flag.FlagSet), args []string, st
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", chapter, fs.Arg(0))
 		return f, 1, false
+	}
+	// --source needs a binary built with coverage: if this one is not,
+	// the chapter runs again, built so (and its exit status is this one's).
+	if f.Source && !source.Instrumented() {
+		code, err := source.Rerun(chapter, args, stdout, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", chapter, err)
+		}
+		return f, code, false
 	}
 	// client-go logs through klog; -v turns its verbosity up on stderr,
 	// and stdout stays the chapter's own output.
@@ -173,9 +190,13 @@ func mainInMemory(chapter string, args []string, stdout, stderr io.Writer, run f
 	if err != nil {
 		return Exit(ctx, chapter, stderr, err, nil)
 	}
+	wrap, finishSource, err := f.Sourced(chapter, stderr)
+	if err != nil {
+		return finish(Exit(ctx, chapter, stderr, err, nil))
+	}
 	ctx, out, done := Output(ctx, chapter, f.Step, stdout, stderr)
-	err = run(ctx, out)
-	code = Exit(ctx, chapter, stderr, err, nil)
+	err = run(ctx, wrap(out))
+	code = finishSource(Exit(ctx, chapter, stderr, err, nil))
 	done()
 	return finish(code)
 }

@@ -23,6 +23,9 @@ var readmeSections = []string{
 	"Diagram",
 	"What changed in recent client-go versions",
 	"Exercises",
+	// Last, so that it stays out of the lesson's way: where to look with
+	// --source (issue 34; TestSourceQuoted checks it).
+	"What ran (`--source`)",
 }
 
 var (

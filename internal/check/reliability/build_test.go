@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -33,15 +34,22 @@ import (
 // a 2-core machine). The binary go run starts is told to copy itself out
 // of the cache (copy-to); go run also leaves out the debugger's
 // information, which nothing here reads.
-func build(dir string) error {
-	const pkgPath = "github.com/informer-walkthrough/informer-walkthrough/internal/check/reliability/chapters"
+//
+// With cover (the packages to instrument) the chapters are built as
+// --source builds one: with -cover -covermode=atomic, and their main
+// package among the instrumented ones, which runtime/coverage needs to
+// write and clear the counters. The cover tool reads the main package
+// from disk, where an overlay does not reach, so that build's main is
+// sourcemain (built only with -tags sourcemain), which calls the
+// chapter-picking code below as package chapters.
+func build(dir string, cover []string) (chapters []chapter, err error) {
 	virtual, err := filepath.Abs(filepath.Join(root, "internal", "check", "reliability", "chapters"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	overlay := map[string]string{} // virtual source file → real file
 	var imports, cases strings.Builder
@@ -52,7 +60,7 @@ func build(dir string) error {
 		name, pkg := e.Name(), "ch"+strings.ReplaceAll(e.Name(), "-", "")
 		files, err := filepath.Glob(filepath.Join(root, name, "*.go"))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
@@ -60,7 +68,7 @@ func build(dir string) error {
 			}
 			src, err := os.ReadFile(f)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if filepath.Base(f) == "main.go" {
 				chapters = append(chapters, chapter{
@@ -73,18 +81,24 @@ func build(dir string) error {
 			src = funcMain.ReplaceAll(src, []byte("func Main() {"))
 			copied := filepath.Join(dir, pkg+"-"+filepath.Base(f))
 			if err := os.WriteFile(copied, src, 0o600); err != nil {
-				return err
+				return nil, err
 			}
 			overlay[filepath.Join(virtual, pkg, filepath.Base(f))] = copied
 		}
-		fmt.Fprintf(&imports, "\t%q\n", pkgPath+"/"+pkg)
+		fmt.Fprintf(&imports, "\t%q\n", chaptersPkg+"/"+pkg)
 		fmt.Fprintf(&cases, "\tcase %q:\n\t\t%s.Main()\n", name, pkg)
 	}
 	if len(chapters) == 0 {
-		return fmt.Errorf("no chapter folders in %s", root)
+		return nil, fmt.Errorf("no chapter folders in %s", root)
 	}
 	mainGo := filepath.Join(dir, "main.go")
-	err = os.WriteFile(mainGo, fmt.Appendf(nil, `package main
+	pkgClause, mainFunc, target, goArgs := "package main", "func main() {", "./internal/check/reliability/chapters", []string(nil)
+	if cover != nil {
+		pkgClause, mainFunc, target = "package chapters", "func Main() {", "./internal/check/reliability/sourcemain"
+		goArgs = []string{"-tags", "sourcemain", "-cover", "-covermode=atomic",
+			"-coverpkg=" + strings.Join(append(slices.Clone(cover), sourceMainPkg), ",")}
+	}
+	err = os.WriteFile(mainGo, fmt.Appendf(nil, `%s
 
 import (
 	"fmt"
@@ -97,7 +111,7 @@ import (
 
 // main runs the chapter this binary is named after. Run as
 // "chapters copy-to PATH" (by go run), it copies itself to PATH.
-func main() {
+%s
 	if len(os.Args) == 3 && os.Args[1] == "copy-to" {
 		if err := copySelf(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -133,43 +147,44 @@ func copySelf(path string) error {
 	}
 	return out.Close()
 }
-`, imports.String(), cases.String()), 0o600)
+`, pkgClause, imports.String(), mainFunc, cases.String()), 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	overlay[filepath.Join(virtual, "main.go")] = mainGo
 	overlayJSON, err := json.Marshal(map[string]any{"Replace": overlay})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	overlayFile := filepath.Join(dir, "overlay.json")
 	if err := os.WriteFile(overlayFile, overlayJSON, 0o600); err != nil {
-		return err
+		return nil, err
 	}
 
 	all := filepath.Join(dir, "chapters"+exe)
-	cmd := exec.Command("go", "run", "-overlay", overlayFile, "./internal/check/reliability/chapters", "copy-to", all)
+	args := append(append([]string{"run", "-overlay", overlayFile}, goArgs...), target, "copy-to", all)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	// Output to a file, not a buffer: exec then starts no goroutine, which
 	// the leak checks of the tests running meanwhile would count.
 	logFile := filepath.Join(dir, "build.log")
 	log, err := os.Create(logFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	err = cmd.Run()
 	log.Close()
 	if err != nil {
 		out, _ := os.ReadFile(logFile)
-		return fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+		return nil, fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 	for _, ch := range chapters {
 		if err := os.Link(all, ch.bin); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return chapters, nil
 }
 
 // exe is what executables' names end in.
@@ -179,6 +194,12 @@ var exe = func() string {
 	}
 	return ""
 }()
+
+// chaptersPkg is the import path of the package that holds the chapters.
+const chaptersPkg = "github.com/informer-walkthrough/informer-walkthrough/internal/check/reliability/chapters"
+
+// sourceMainPkg is the main package of the build with coverage.
+const sourceMainPkg = "github.com/informer-walkthrough/informer-walkthrough/internal/check/reliability/sourcemain"
 
 var (
 	chapterDir  = regexp.MustCompile(`^\d\d-[a-z0-9-]+$`)

@@ -42,9 +42,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	binDir = dir
 	go func() {
 		defer close(built)
-		buildErr = build(dir)
+		chapters, buildErr = build(dir, nil)
 	}()
 	code := browser.Main(m)
 	<-built
@@ -56,6 +57,7 @@ var (
 	built    = make(chan struct{}) // closed when build has ended
 	buildErr error
 	chapters []chapter // filled by build
+	binDir   string    // where the binaries are built, removed at the end
 )
 
 // builtChapters returns every chapter, once built.
