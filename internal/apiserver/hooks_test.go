@@ -73,7 +73,7 @@ func TestPrepareHookFailureStoresNothing(t *testing.T) {
 // conversion fails (a CRD's conversion webhook that is down), a write is
 // refused before it takes a resourceVersion, a read is answered the
 // error as kube-apiserver answers its storage codec's (500, the error as
-// the message, no reason), an open watch ends with an ERROR event (its
+// the message, no reason; a get, the etcd store's corrupt object), an open watch ends with an ERROR event (its
 // etcd watcher's: an InternalError), and a watch opened then sends its
 // initial events up to the ERROR event and ends.
 func TestConversionHookFailure(t *testing.T) {
@@ -108,7 +108,7 @@ func TestConversionHookFailure(t *testing.T) {
 	want := map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure",
 		"message": "conversion webhook for v1, Kind=ConfigMap failed: down", "code": float64(500)}
 	for _, req := range []struct{ method, path string }{
-		{http.MethodPost, path}, {http.MethodGet, path + "/a"}, {http.MethodGet, path}, {http.MethodDelete, path + "/a"},
+		{http.MethodPost, path}, {http.MethodGet, path}, {http.MethodDelete, path + "/a"},
 	} {
 		code, got := c.do(req.method, req.path, map[string]any{"metadata": map[string]any{"name": "b"}})
 		if code != http.StatusInternalServerError {
@@ -116,6 +116,16 @@ func TestConversionHookFailure(t *testing.T) {
 		}
 		sameJSON(t, req.method+" "+req.path, got, want)
 	}
+	// A get: the etcd store's corrupt object (transcript 136).
+	code, got := c.do(http.MethodGet, path+"/a", nil)
+	msg := "StorageError: corrupt object, Code: 7, Key: /convertedconfigmaps/ns/a, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=" +
+		str(a, "metadata", "resourceVersion") + ": conversion webhook for v1, Kind=ConfigMap failed: down"
+	if code != http.StatusInternalServerError {
+		t.Errorf("GET, conversion failing: HTTP %d, want 500", code)
+	}
+	sameJSON(t, "GET", got, map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure",
+		"reason": "InternalError", "message": "Internal error occurred: " + msg, "code": float64(500),
+		"details": map[string]any{"causes": []any{map[string]any{"message": msg}}}})
 	// Opened while it fails: its initial state cannot be read.
 	fails := c.watch(path + "?watch=true")
 	if got := fails.rest(); len(got) != 1 || got[0].Type != "ERROR" || str(got[0].Object, "reason") != "InternalError" {

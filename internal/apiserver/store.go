@@ -146,6 +146,32 @@ func (e storageError) Status() metav1.Status {
 	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: e.err.Error()}
 }
 
+// undecodable is what a GET answers when the object it reads cannot be
+// converted (err from view): as kube-apiserver's etcd store answers an
+// object it cannot decode, a storage.StorageError "corrupt object"
+// naming its key (k8s.io/apiserver pkg/storage/errors.go,
+// NewCorruptObjError; the inner error is etcd3's corruptObjectError,
+// corrupt_obj_deleter.go), which the generic store makes a 500
+// InternalError (storage/errors/storage.go, InterpretGetError;
+// transcript 136).
+func undecodable(res *Resource, stored runtime.Object, err error) error {
+	var se storageError
+	if !errors.As(err, &se) {
+		return err
+	}
+	m := metaOf(stored)
+	key := "/" + res.GVR.Resource // the etcd key, without its /registry prefix
+	if g := res.GVR.Group; g != "" {
+		key = "/" + g + key
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		key += "/" + ns
+	}
+	key += "/" + m.GetName()
+	return apierrors.NewInternalError(fmt.Errorf("StorageError: corrupt object, Code: 7, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=%d: %w",
+		key, rvOf(stored), se.err))
+}
+
 // asStorageError makes err, if it is not an API error, a storageError.
 func asStorageError(err error) error {
 	var status apierrors.APIStatus
@@ -305,11 +331,11 @@ func (s *store) get(res *Resource, namespace, name string) (runtime.Object, erro
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
 	}
-	obj, err := view(res, obj)
+	out, err := view(res, obj)
 	if err != nil {
-		return nil, err
+		return nil, undecodable(res, obj, err)
 	}
-	return obj.DeepCopyObject(), nil
+	return out.DeepCopyObject(), nil
 }
 
 // validateName checks metadata.name as kube-apiserver does (transcript 31).

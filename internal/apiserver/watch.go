@@ -72,9 +72,9 @@ func (w *watcher) send(ev event) bool {
 // pkg/storage/etcd3/watcher.go, transformErrorToEvent: the error's
 // Status, or for the codec's own error a 500 InternalError wrapping it,
 // "Internal error occurred: ..."). Behind kube-apiserver's watch cache
-// (on by default) a client's watch would not see the error: the cache
-// stops, its watches end some 30 s later, and new ones are refused until
-// it can read again.
+// (on by default) a client's watch is not sent it: the cache's own etcd
+// watch meets it, and the cacher ends its watches when it starts again
+// (k8s.io/apiserver pkg/storage/cacher/cacher.go, startCaching).
 func errorEvent(err error) watchEvent {
 	var status apierrors.APIStatus
 	var stored storageError

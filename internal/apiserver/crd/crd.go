@@ -44,17 +44,23 @@
 // clientConfig.service is resolved as kube-apiserver's default resolver
 // does, to https://NAME.NAMESPACE.svc:PORT, which only a machine whose
 // DNS knows that name reaches (envtest has the same limit; its
-// InstallCRDs writes a url on loopback). A conversion that fails is
-// answered as kube-apiserver's storage answers its converter's error (a
-// 500 with the error as its message), a write refused before it is
-// stored, and a watch that cannot convert an event ends with it as an
-// ERROR event (kube-apiserver's etcd watcher's way; behind its watch
-// cache a watch would instead see nothing until the cache could
-// convert again). Conversion on a workshop cluster is called with its
-// store locked, one object per ConversionReview; managedFields of
-// another version are read as the nopConverter reads them (not
-// converted through the webhook, as kube-apiserver's field manager
-// would).
+// InstallCRDs writes a url on loopback). What it is sent, and what a
+// client is answered when it refuses, are transcripts 135-136c
+// (conversion_test.go, recorded on kube-apiserver v1.37.2): a get that
+// cannot convert is the etcd store's 500 "corrupt object", a write is
+// refused with a 500 whose message is the converter's error. Where the
+// workshop cluster differs: kube-apiserver answers a list (136b) and a
+// watch from its watch cache, which holds each object as converted when
+// it was written, so while the webhook is down a list still answers and
+// a watch is not sent the error (the cache's own etcd watch meets it,
+// and k8s.io/apiserver's cacher.go ends the cache's watches when it
+// starts the cache again, startCaching); the
+// workshop cluster converts as it reads, so a list is refused as a
+// write is, and a watch ends at once with an ERROR event (what
+// kube-apiserver's etcd watcher sends without the cache). It calls the
+// webhook with its store locked, one object per ConversionReview, and
+// reads managedFields of another version as the nopConverter does (not
+// through the webhook, as kube-apiserver's field manager would).
 //
 // Not built: the 429 "storage is
 // (re)initializing" a watch meets right after a CRD is established

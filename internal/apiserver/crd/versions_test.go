@@ -169,9 +169,12 @@ func TestCRDVersionsShareStorage(t *testing.T) {
 		t.Errorf("the webhook was called %d times for v1, the storage version", len(reviews))
 	}
 	mu.Unlock()
-	want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"conversion webhook for wt29d.example.com/v1, Kind=Doodad failed: doodads are not converted here","code":500}`
-	for _, path := range []string{"/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads/d1", "/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads"} {
-		if code, _, body := c.do(http.MethodGet, path, nil, ""); code != http.StatusInternalServerError || strings.TrimSpace(string(body)) != want {
+	for path, want := range map[string]string{
+		"/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads/d1": `"message":"Internal error occurred: StorageError: corrupt object, Code: 7, Key: /wt29d.example.com/doodads/wt-29d/d1, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=`,
+		"/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads":    `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"conversion webhook for wt29d.example.com/v1, Kind=Doodad failed: doodads are not converted here","code":500}`,
+	} {
+		if code, _, body := c.do(http.MethodGet, path, nil, ""); code != http.StatusInternalServerError || !strings.Contains(string(body), want) ||
+			!strings.Contains(string(body), "conversion webhook for wt29d.example.com/v1, Kind=Doodad failed: doodads are not converted here") {
 			t.Errorf("GET %s, webhook refusing: HTTP %d: %s\nwant 500: %s", path, code, body, want)
 		}
 	}
