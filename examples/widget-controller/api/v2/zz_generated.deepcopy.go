@@ -7,6 +7,21 @@ import (
 )
 
 // DeepCopyInto copies the receiver into out.
+func (in *Entry) DeepCopyInto(out *Entry) {
+	*out = *in
+}
+
+// DeepCopy copies the receiver into a new Entry.
+func (in *Entry) DeepCopy() *Entry {
+	if in == nil {
+		return nil
+	}
+	out := new(Entry)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto copies the receiver into out.
 func (in *Widget) DeepCopyInto(out *Widget) {
 	*out = *in
 	out.TypeMeta = in.TypeMeta
@@ -81,21 +96,6 @@ func (in *WidgetSpec) DeepCopy() *WidgetSpec {
 		return nil
 	}
 	out := new(WidgetSpec)
-	in.DeepCopyInto(out)
-	return out
-}
-
-// DeepCopyInto copies the receiver into out.
-func (in *Entry) DeepCopyInto(out *Entry) {
-	*out = *in
-}
-
-// DeepCopy copies the receiver into a new Entry.
-func (in *Entry) DeepCopy() *Entry {
-	if in == nil {
-		return nil
-	}
-	out := new(Entry)
 	in.DeepCopyInto(out)
 	return out
 }
