@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -15,10 +16,14 @@ import (
 // pkg/registry/generic/registry/store.go Create, Update and Delete, and
 // the handlers in pkg/endpoints/handlers):
 //
-//	mutating admission (webhooks and policies, reinvoked as configured)
-//	the kind's own validation and defaulting (the strategy)
-//	validating admission (webhooks and policies)
+//	the kind's defaults (the decoder's) and the managedFields
+//	mutating admission (built-in plugins, then policies and webhooks,
+//	reinvoked as configured)
+//	the kind's create or update strategy, then its validation
+//	validating admission (built-in plugins, then policies and webhooks)
 //	storage
+//
+// (store_admission.go says it step by step, with the source lines.)
 //
 // The plugins that do it are kube-apiserver's own, in package
 // internal/apiserver/admission, which plugs in through
@@ -27,13 +32,15 @@ import (
 // and admits every write. This file is all the store knows of it: the
 // [Admission] interface, the attributes of a write, and the points where
 // the store calls it (createLocked, updateLocked and deleteLockedWith,
-// each marked "admission:") and tells it of a change (commit).
+// each marked "admission:", and deleteCollection's items, each a
+// DELETE) and tells it of a change (commit).
 //
 // A webhook may call the API server back (a validating webhook that reads
 // other objects), so admission runs with the store unlocked. When the
 // store is locked again, the write goes on only if the object it read is
-// still the one stored; otherwise it is answered 409 Conflict (a create:
-// 409 AlreadyExists, if one was made meanwhile), where kube-apiserver
+// still the one stored; otherwise it is answered 404 if the object is
+// gone, 409 Conflict if it changed (a create: 409 AlreadyExists, if one
+// was made meanwhile), where kube-apiserver
 // would retry an update without a resourceVersion precondition.
 //
 // Only a write a client sent is admitted: what the store does on its own
@@ -80,6 +87,35 @@ type AdmissionAttributes struct {
 	// Options: *metav1.CreateOptions, UpdateOptions or DeleteOptions.
 	Options runtime.Object
 	DryRun  bool
+	// Kind is the kind of Object and OldObject when it is not the
+	// resource's: a subresource's (SubresourceKind); zero: the
+	// resource's.
+	Kind schema.GroupVersionKind
+}
+
+// ObjectKind is the kind of a's objects: a.Kind, or the resource's.
+func (a *AdmissionAttributes) ObjectKind() schema.GroupVersionKind {
+	if !a.Kind.Empty() {
+		return a.Kind
+	}
+	return a.Resource.GroupVersionKind()
+}
+
+// SubresourceKind is the kind a write through subresource of resource
+// sends and admission sees, as kube-apiserver's equivalent resource
+// mapper names it: autoscaling/v1 Scale for scale, v1 Binding and
+// policy/v1 Eviction for a pod's binding and eviction; ok false for the
+// others (status, approval), whose kind is the resource's.
+func SubresourceKind(resource schema.GroupVersionResource, subresource string) (gvk schema.GroupVersionKind, ok bool) {
+	switch {
+	case subresource == "scale":
+		return scaleResource.GroupVersionKind(), true
+	case resource.GroupResource() == podsGVR.GroupResource() && subresource == "binding":
+		return bindingResource.GroupVersionKind(), true
+	case resource.GroupResource() == podsGVR.GroupResource() && subresource == "eviction":
+		return evictionResource.GroupVersionKind(), true
+	}
+	return schema.GroupVersionKind{}, false
 }
 
 // admissionRequest is a client's write that admission is to see, handed
@@ -90,6 +126,19 @@ type admissionRequest struct {
 	ctx      context.Context
 	warnings *[]string      // what the answer is to carry as Warning headers
 	options  runtime.Object // the request's options as sent; nil: made from the write's
+	// collection: the write is one item's delete of a deletecollection,
+	// whose attributes are the collection's (deleteCollection).
+	collection *collectionRequest
+}
+
+// collectionRequest is what a deletecollection's admission is told of
+// each item's delete, beside the item: kube-apiserver's DeleteCollection
+// handler makes one set of attributes for the request, with no name and
+// the request's namespace (k8s.io/apiserver v0.37.2
+// pkg/endpoints/handlers/delete.go), which
+// rest.AdmissionToValidateObjectDeleteFunc completes with each item.
+type collectionRequest struct {
+	namespace string
 }
 
 // requestKey is the context key of a request's admissionRequest.
@@ -101,6 +150,17 @@ type requestKey struct{}
 func withAdmission(ctx context.Context, options runtime.Object) (context.Context, *[]string) {
 	req := &admissionRequest{warnings: new([]string), options: options}
 	return context.WithValue(ctx, requestKey{}, req), req.warnings
+}
+
+// withCollection returns ctx, made by withAdmission, marking the
+// request a deletecollection in namespace ("" for all).
+func withCollection(ctx context.Context, namespace string) context.Context {
+	if r, ok := ctx.Value(requestKey{}).(*admissionRequest); ok {
+		c := *r
+		c.collection = &collectionRequest{namespace: namespace}
+		return context.WithValue(ctx, requestKey{}, &c)
+	}
+	return ctx
 }
 
 // optionsOr is the request's options, or def.
@@ -119,7 +179,7 @@ func (s *store) admitting(ctx context.Context) {
 	}
 	req := &admissionRequest{}
 	if r, ok := ctx.Value(requestKey{}).(*admissionRequest); ok {
-		req.warnings, req.options = r.warnings, r.options
+		req.warnings, req.options, req.collection = r.warnings, r.options, r.collection
 	}
 	req.ctx = ctx
 	s.pending = req
@@ -146,7 +206,7 @@ func (s *store) admit(req *admissionRequest, validate bool, a *AdmissionAttribut
 	}
 	for _, o := range []runtime.Object{a.Object, a.OldObject} {
 		if o != nil {
-			o.GetObjectKind().SetGroupVersionKind(a.Resource.GroupVersionKind())
+			o.GetObjectKind().SetGroupVersionKind(a.ObjectKind())
 		}
 	}
 	phase := s.admission.Admit
@@ -178,12 +238,18 @@ func (s *store) admit(req *admissionRequest, validate bool, a *AdmissionAttribut
 }
 
 // sameStored returns the check that the object stored under key is
-// still stored (the one a write read before admission), for admit.
+// still stored (the one a write read before admission), for admit: 404
+// if it is gone (kube-apiserver's storage, trying the write again, finds
+// no object), 409 if another write changed it.
 func (s *store) sameStored(res *Resource, namespace, name string) func() error {
 	key := objectKey(namespace, name)
 	before := s.objects[storageOf(res)][key]
 	return func() error {
-		if s.objects[storageOf(res)][key] != before || s.reg.lookup(res.GVR) != res {
+		now, ok := s.objects[storageOf(res)][key]
+		if !ok {
+			return apierrors.NewNotFound(res.GroupResource(), name)
+		}
+		if now != before || s.reg.lookup(res.GVR) != res {
 			return apierrors.NewConflict(res.GroupResource(), name,
 				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 		}
@@ -231,25 +297,18 @@ func writeOptionsOf(opts runtime.Object) runtime.Object {
 	return opts
 }
 
-// admitCreate is mutating admission of a create (req nil: none): first
-// what kube-apiserver's create handler does before it (the request's
-// namespace set, the field manager's record of the request's fields,
-// transcript 111). It returns the object and the attributes for
-// validateCreate.
-func (s *store) admitCreate(req *admissionRequest, res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, *AdmissionAttributes, error) {
+// admitCreate is mutating admission of a create (req nil: none), of obj
+// as createLocked has made it so far: decoded, defaulted, its namespace
+// the request's and its managedFields recorded, as kube-apiserver's
+// create handler hands it to admission (transcript 111). It returns the
+// attributes for validateCreate.
+func (s *store) admitCreate(req *admissionRequest, res *Resource, namespace string, obj runtime.Object) (*AdmissionAttributes, error) {
 	if req == nil {
-		return obj, nil, nil
-	}
-	m := metaOf(obj)
-	if res.Namespaced && m.GetNamespace() == "" {
-		m.SetNamespace(namespace) // EnsureObjectNamespaceMatchesRequestNamespace
-	}
-	if !keepManagedFields {
-		obj = s.manageFields(res, "", res.New(), obj, manager)
+		return nil, nil
 	}
 	a := &AdmissionAttributes{Operation: "CREATE", Resource: res, Namespace: namespace, Name: metaOf(obj).GetName(),
 		Object: obj, Options: req.optionsOr(&metav1.CreateOptions{DryRun: dryRunOf(s.dry)}), DryRun: s.dry}
-	return obj, a, s.admit(req, false, a, func() error { return nil })
+	return a, s.admit(req, false, a, func() error { return nil })
 }
 
 // validateCreate is validating admission of a create, obj as it will be
@@ -301,10 +360,34 @@ func (s *store) admitDelete(req *admissionRequest, res *Resource, old runtime.Ob
 	m := metaOf(old)
 	a := &AdmissionAttributes{Operation: "DELETE", Resource: res, Namespace: m.GetNamespace(), Name: m.GetName(),
 		OldObject: old.DeepCopyObject(), Options: req.optionsOr(opts), DryRun: s.dry}
+	if req.collection != nil {
+		a.Namespace, a.Name = req.collection.namespace, ""
+	}
 	for _, validate := range []bool{false, true} {
 		if err := s.admit(req, validate, a, s.sameStored(res, m.GetNamespace(), m.GetName())); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// admitSubresource runs one phase of admission of a write through a
+// subresource (a Scale's update, a Binding's or an Eviction's create):
+// op on res's object namespace/name, obj (and old, for an update) of
+// the subresource's kind (SubresourceKind). stillCurrent is admit's.
+func (s *store) admitSubresource(req *admissionRequest, validate bool, op string, res *Resource, subresource, namespace, name string, obj, old runtime.Object, stillCurrent func() error) error {
+	if req == nil {
+		return nil
+	}
+	kind, _ := SubresourceKind(res.GVR, subresource)
+	var opts runtime.Object = &metav1.CreateOptions{DryRun: dryRunOf(s.dry)}
+	if op == "UPDATE" {
+		opts = &metav1.UpdateOptions{DryRun: dryRunOf(s.dry)}
+	}
+	a := &AdmissionAttributes{Operation: op, Resource: res, Kind: kind, Subresource: subresource, Namespace: namespace, Name: name,
+		Object: obj, OldObject: old, Options: req.optionsOr(opts), DryRun: s.dry}
+	if stillCurrent == nil {
+		stillCurrent = func() error { return nil }
+	}
+	return s.admit(req, validate, a, stillCurrent)
 }

@@ -23,8 +23,8 @@
 //   - What each kind does differently, as kube-apiserver keeps it per
 //     kind in pkg/registry/<group>/<kind>/strategy.go: strategies.go
 //     defines the [strategy], the named hooks the generic store calls
-//     (Default, Admit, ValidateObject, Validate, ValidateUpdate,
-//     PrepareForUpdate, PrepareStatusUpdate, AfterCreate,
+//     (Default, PrepareForCreate, ValidateObject, Validate,
+//     ValidateUpdate, PrepareForUpdate, PrepareStatusUpdate, AfterCreate,
 //     PrepareForDelete, DeleteContents, field selectors, the Table
 //     printer...), and gathers the groups' strategies. Each group's file,
 //     registry_<group>.go, holds everything of its kinds together: the
@@ -46,9 +46,11 @@
 //     is served from the history (stateAt, replay) until the history is
 //     compacted, then it answers 410 Expired. Beside it,
 //     store_admission.go is admission's place in the write path, in
-//     kube-apiserver's order (mutating admission, the kind's validation,
-//     validating admission, storage): the store calls it at points marked
-//     "Admission:" in create, update and delete. bootstrap.go makes what
+//     kube-apiserver's order (the decoder's defaults, mutating admission
+//     with the built-in plugins first, the kind's create or update
+//     strategy and validation, validating admission, storage): the store
+//     calls it at points marked "Admission:" in create, update and
+//     delete. bootstrap.go makes what
 //     a real cluster starts with (Options.Bootstrap).
 //   - Watch fan-out, watch.go: each open watch is a watcher with its own
 //     queue of frames; commit appends to every queue and never blocks on

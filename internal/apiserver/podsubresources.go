@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,7 +55,8 @@ func (s *Server) servePodSubresource(rw responder, r *http.Request, req request)
 		rw.error(apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/" + req.subresource}, r.Method))
 		return
 	}
-	dry, err := writeOptions(r.URL.Query(), &metav1.CreateOptions{})
+	opts := &metav1.CreateOptions{}
+	dry, err := writeOptions(r.URL.Query(), opts)
 	var obj runtime.Object
 	if err == nil {
 		obj, err = decodeBody(rw.w, r, *sub)
@@ -63,12 +65,14 @@ func (s *Server) servePodSubresource(rw responder, r *http.Request, req request)
 		rw.error(err)
 		return
 	}
+	ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
 	var st *metav1.Status
 	if b, ok := obj.(*corev1.Binding); ok {
-		err = s.store.bind(req.namespace, req.name, b, dry)
+		err = s.store.bind(ctx, req.namespace, req.name, b, dry)
 	} else {
-		st, err = s.store.evict(req.namespace, req.name, obj.(*policyv1.Eviction), dry)
+		st, err = s.store.evict(ctx, req.namespace, req.name, obj.(*policyv1.Eviction), dry)
 	}
+	warn(rw.w, *warnings)
 	switch {
 	case err != nil:
 		rw.error(err)
@@ -83,8 +87,18 @@ func (s *Server) servePodSubresource(rw responder, r *http.Request, req request)
 // deleted and not gated, gets the Binding's node, its annotations and
 // labels, and the condition PodScheduled=True. The write goes to the
 // storage directly, as kube-apiserver's does: no field manager, no
-// generation.
-func (s *store) bind(namespace, name string, b *corev1.Binding, dry bool) error {
+// generation. Admission sees the Binding (a CREATE of pods/binding):
+// mutating admission first (the create handler's), validating admission
+// after the checks of the Binding itself (BindingREST.Create's
+// createValidation), before the pod is read.
+func (s *store) bind(ctx context.Context, namespace, name string, b *corev1.Binding, dry bool) error {
+	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
+	adm := s.takeAdmission()
+	res := s.reg.lookup(podsGVR)
+	if err := s.admitSubresource(adm, false, "CREATE", res, "binding", namespace, name, b, nil, nil); err != nil {
+		return err
+	}
 	if b.Name != name {
 		return apierrors.NewBadRequest("name in URL does not match name in Binding object")
 	}
@@ -101,8 +115,9 @@ func (s *store) bind(namespace, name string, b *corev1.Binding, dry bool) error 
 		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
 			Code: http.StatusInternalServerError, Message: errs.ToAggregate().Error()}}
 	}
-	defer s.lock(dry)()
-	res := s.reg.lookup(podsGVR)
+	if err := s.admitSubresource(adm, true, "CREATE", res, "binding", namespace, name, b, nil, nil); err != nil {
+		return err
+	}
 	old, ok := s.objects[res][objectKey(namespace, name)]
 	if !ok {
 		return apierrors.NewNotFound(res.GroupResource(), name)
@@ -179,17 +194,30 @@ func (s *store) setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
 // With no controller-manager here, a PodDisruptionBudget's status is
 // never computed: one that selects a running pod refuses its eviction as
 // "still being processed", as it does on a kube-apiserver without one.
-func (s *store) evict(namespace, name string, ev *policyv1.Eviction, dry bool) (*metav1.Status, error) {
-	if ev.Name != name {
-		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
-	}
+//
+// Admission sees the Eviction (a CREATE of pods/eviction): mutating
+// admission first (the create handler's), validating admission after the
+// name's check (EvictionREST.Create's createValidation); the pod's
+// delete that follows is not admitted (rest.ValidateAllObjectFunc).
+func (s *store) evict(ctx context.Context, namespace, name string, ev *policyv1.Eviction, dry bool) (*metav1.Status, error) {
 	opts := ev.DeleteOptions
 	if opts == nil {
 		opts = &metav1.DeleteOptions{}
 	}
 	dry = dry || len(opts.DryRun) > 0
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
+	adm := s.takeAdmission()
 	res := s.reg.lookup(podsGVR)
+	if err := s.admitSubresource(adm, false, "CREATE", res, "eviction", namespace, name, ev, nil, nil); err != nil {
+		return nil, err
+	}
+	if ev.Name != name {
+		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
+	}
+	if err := s.admitSubresource(adm, true, "CREATE", res, "eviction", namespace, name, ev, nil, nil); err != nil {
+		return nil, err
+	}
 	obj, ok := s.objects[res][objectKey(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)

@@ -30,10 +30,18 @@ var admissionregistrationStrategies = map[schema.GroupResource]strategy{
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {
 		Generation: true, Table: validatingAdmissionPolicyBindingTable, Default: defaultValidatingAdmissionPolicyBinding,
 	},
+	// mutatingadmissionpolicy and mutatingadmissionpolicybinding's
+	// strategies: generation 1, bumped when the spec changes; no status.
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicies"}: {
+		Generation: true, Table: mutatingAdmissionPolicyTable, Default: defaultMutatingAdmissionPolicy,
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicybindings"}: {
+		Generation: true, Table: mutatingAdmissionPolicyBindingTable, Default: defaultMutatingAdmissionPolicyBinding,
+	},
 }
 
 // admissionregistration.k8s.io/v1: webhook configurations and
-// validating admission policies, stored as kube-apiserver v1.37.2 stores
+// validating and mutating admission policies, stored as kube-apiserver v1.37.2 stores
 // them (kubernetes pkg/registry/admissionregistration/<kind>/strategy.go:
 // generation 1, bumped when the webhooks or the spec change; a policy's
 // status reset on create and written through its status subresource)
@@ -140,6 +148,21 @@ func defaultValidatingAdmissionPolicy(obj runtime.Object, _ metav1.Time) {
 	defaultMatchResources(p.Spec.MatchConstraints)
 }
 
+// defaultMutatingAdmissionPolicy is SetObjectDefaults_MutatingAdmissionPolicy:
+// SetDefaults_MutatingAdmissionPolicySpec and its match constraints'.
+func defaultMutatingAdmissionPolicy(obj runtime.Object, _ metav1.Time) {
+	p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)
+	if p.Spec.FailurePolicy == nil {
+		p.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+	}
+	defaultMatchResources(p.Spec.MatchConstraints)
+}
+
+// defaultMutatingAdmissionPolicyBinding: its match resources' defaults.
+func defaultMutatingAdmissionPolicyBinding(obj runtime.Object, _ metav1.Time) {
+	defaultMatchResources(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding).Spec.MatchResources)
+}
+
 // defaultValidatingAdmissionPolicyBinding: its match resources'
 // defaults.
 func defaultValidatingAdmissionPolicyBinding(obj runtime.Object, _ metav1.Time) {
@@ -199,17 +222,50 @@ var validatingAdmissionPolicyBindingTable = &tablePrinter{
 	},
 	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
 		b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
-		param := "<unset>"
-		if pr := b.Spec.ParamRef; pr != nil {
-			switch {
-			case pr.Name != "" && pr.Namespace != "":
-				param = pr.Namespace + "/" + pr.Name
-			case pr.Name != "":
-				param = "*/" + pr.Name
-			case pr.Selector != nil:
-				param = pr.Selector.String()
-			}
+		return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), age(b.CreationTimestamp)}
+	},
+}
+
+// paramRefCell is a policy binding's ParamRef cell.
+func paramRefCell(pr *admissionregistrationv1.ParamRef) string {
+	switch {
+	case pr == nil:
+		return "<unset>"
+	case pr.Name != "" && pr.Namespace != "":
+		return pr.Namespace + "/" + pr.Name
+	case pr.Name != "":
+		return "*/" + pr.Name
+	case pr.Selector != nil:
+		return pr.Selector.String()
+	}
+	return "<unset>"
+}
+
+// mutatingAdmissionPolicyTable: the mutatingAdmissionPolicy columns and
+// printMutatingAdmissionPolicy.
+var mutatingAdmissionPolicyTable = &tablePrinter{
+	columns: []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Mutations", Type: "integer", Description: "Mutation indicates the number of mutations rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		ageColumn,
+	},
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)
+		paramKind := "<unset>"
+		if k := p.Spec.ParamKind; k != nil {
+			paramKind = k.APIVersion + "/" + k.Kind
 		}
-		return []any{b.Name, b.Spec.PolicyName, param, age(b.CreationTimestamp)}
+		return []any{p.Name, int64(len(p.Spec.Mutations)), paramKind, age(p.CreationTimestamp)}
+	},
+}
+
+// mutatingAdmissionPolicyBindingTable: the mutatingAdmissionPolicyBinding
+// columns and printMutatingAdmissionPolicyBinding.
+var mutatingAdmissionPolicyBindingTable = &tablePrinter{
+	columns: validatingAdmissionPolicyBindingTable.columns,
+	cells: func(obj runtime.Object, age func(metav1.Time) string) []any {
+		b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
+		return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), age(b.CreationTimestamp)}
 	},
 }

@@ -31,8 +31,8 @@ var batchStrategies = map[schema.GroupResource]strategy{
 			}
 			return "", "", fmt.Errorf("field label %q not supported for Job", label)
 		},
-		Default: defaultJob,
-		Admit:   admitJob,
+		Default:          defaultJob,
+		PrepareForCreate: prepareJobForCreate,
 	},
 	{Group: "batch", Resource: "cronjobs"}: {
 		ShortNames: []string{"cj"}, Table: cronJobTable, Generation: true, ResetStatusOnCreate: true,
@@ -82,12 +82,13 @@ func defaultJob(obj runtime.Object, _ metav1.Time) {
 	defaultPodSpec(&s.Template.Spec)
 }
 
-// admitJob is the Job strategy's generateSelector
+// prepareJobForCreate is the Job strategy's generateSelector, which its
+// Validate calls before validating
 // (pkg/registry/batch/job/strategy.go): the template is labelled with
 // the Job's name and uid, and selected by its uid. The labels then reach
 // the Job's own metadata as SetDefaults_Job copies them when the stored
 // Job is read back (transcript 93: no one owns them).
-func admitJob(obj runtime.Object, _ metav1.Time) {
+func prepareJobForCreate(obj runtime.Object, _ metav1.Time) {
 	j := obj.(*batchv1.Job)
 	if j.Spec.ManualSelector != nil && *j.Spec.ManualSelector {
 		return

@@ -64,7 +64,7 @@ var csrStrategy = strategy{
 	},
 	// PrepareForCreate: the requesting user's fields are the server's to
 	// write; with no user, none.
-	Admit: func(obj runtime.Object, _ metav1.Time) {
+	PrepareForCreate: func(obj runtime.Object, _ metav1.Time) {
 		spec := &obj.(*certificatesv1.CertificateSigningRequest).Spec
 		spec.Username, spec.UID, spec.Groups, spec.Extra = "", "", nil, nil
 	},

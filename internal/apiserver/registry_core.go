@@ -33,9 +33,12 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		Fields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 		},
-		FieldLabel: fieldLabels("metadata.name", "status.phase"),
-		Default:    defaultNamespace,
-		Admit:      admitNamespace,
+		FieldLabel:       fieldLabels("metadata.name", "status.phase"),
+		Default:          defaultNamespace,
+		PrepareForCreate: prepareNamespaceForCreate,
+		// An update's body is defaulted too, and the strategy's
+		// Canonicalize labels it again: a write cannot drop the label.
+		PrepareForUpdate: func(next, _ runtime.Object) { defaultNamespace(next, metav1.Time{}) },
 		AfterCreate: func(s *store, obj runtime.Object) error {
 			return createDefaultServiceAccount(s, obj.(*corev1.Namespace))
 		},
@@ -51,7 +54,6 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			return fields.Set{"spec.unschedulable": fmt.Sprint(obj.(*corev1.Node).Spec.Unschedulable)}
 		},
 		FieldLabel: fieldLabels("metadata.name", "spec.unschedulable"),
-		Admit:      admitNode,
 	},
 	{Resource: "configmaps"}: {ShortNames: []string{"cm"}, Table: configMapTable, ValidateUpdate: validateConfigMapUpdate},
 	{Resource: "endpoints"}:  {ShortNames: []string{"ep"}, Table: endpointsTable, Default: defaultEndpoints},
@@ -75,7 +77,10 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "persistentvolumeclaims"}: {
 		ShortNames: []string{"pvc"}, Table: persistentVolumeClaimTable, ResetStatusOnCreate: true,
 		Default: defaultPVC,
-		Admit: func(obj runtime.Object, _ metav1.Time) {
+		// SetDefaults_PersistentVolumeClaim's phase, which kube-apiserver
+		// applies as it reads the claim back (PrepareForCreate has
+		// emptied the status).
+		PrepareForCreate: func(obj runtime.Object, _ metav1.Time) {
 			if p := obj.(*corev1.PersistentVolumeClaim); p.Status.Phase == "" {
 				p.Status.Phase = corev1.ClaimPending
 			}
@@ -83,7 +88,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "persistentvolumes"}: {
 		ShortNames: []string{"pv"}, Table: persistentVolumeTable, ResetStatusOnCreate: true,
-		Admit: func(obj runtime.Object, now metav1.Time) {
+		// persistentvolumeStrategy.PrepareForCreate.
+		PrepareForCreate: func(obj runtime.Object, now metav1.Time) {
 			pv := obj.(*corev1.PersistentVolume)
 			pv.Status.Phase = corev1.VolumePending
 			pv.Status.LastPhaseTransitionTime = &now
@@ -179,22 +185,35 @@ func defaultPVC(obj runtime.Object, _ metav1.Time) {
 	}
 }
 
-// defaultNamespace: the metadata.name label is a default, owned by the
-// writer (transcript 00).
+// defaultNamespace is SetDefaults_Namespace
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/core/v1/defaults.go#L368):
+// the kubernetes.io/metadata.name label, which a namespaceSelector can
+// match, is a default, owned by the writer (transcript 00). A namespace
+// with no name yet (generateName) gets it from
+// prepareNamespaceForCreate.
 func defaultNamespace(obj runtime.Object, _ metav1.Time) {
 	ns := obj.(*corev1.Namespace)
+	if ns.Name == "" {
+		return
+	}
 	if ns.Labels == nil {
 		ns.Labels = map[string]string{}
 	}
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
 }
 
-// admitNamespace: the create strategy adds the kubernetes finalizer and
-// phase Active.
-func admitNamespace(obj runtime.Object, _ metav1.Time) {
+// prepareNamespaceForCreate is namespaceStrategy's PrepareForCreate
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/registry/core/namespace/strategy.go#L63):
+// phase Active, and the kubernetes finalizer added to those sent; then
+// its Canonicalize (#L110), which labels the namespace with its name
+// once a generateName has made it, as defaultNamespace could not.
+func prepareNamespaceForCreate(obj runtime.Object, now metav1.Time) {
 	ns := obj.(*corev1.Namespace)
-	ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+	if !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
+		ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
+	}
+	defaultNamespace(ns, now)
 }
 
 // createDefaultServiceAccount is kube-controller-manager's
@@ -250,16 +269,22 @@ func namespaceLifecycle(s *store, a admissionAttributes) error {
 	return nil
 }
 
-// admitNode mirrors the TaintNodesByCondition admission plugin: a new
-// node is tainted not-ready until its kubelet reports in (transcript 28).
-func admitNode(obj runtime.Object, _ metav1.Time) {
-	n := obj.(*corev1.Node)
+// taintNodesByCondition is the TaintNodesByCondition admission plugin
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/plugin/pkg/admission/nodetaint/admission.go):
+// a new node is tainted not-ready until its kubelet reports in
+// (transcript 28). One of store_admission.go's mutatingAdmissionPlugins.
+func taintNodesByCondition(_ *store, a admissionAttributes) error {
+	if a.Operation != admissionCreate || a.Resource.GVR != nodesGVR || a.Subresource != "" {
+		return nil
+	}
+	n := a.Object.(*corev1.Node)
 	for _, t := range n.Spec.Taints {
 		if t.Key == corev1.TaintNodeNotReady && t.Effect == corev1.TaintEffectNoSchedule {
-			return
+			return nil
 		}
 	}
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+	return nil
 }
 
 // configMapTable: configMapColumnDefinitions and printConfigMap; Data is

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -25,12 +26,12 @@ import (
 var podStrategies = map[schema.GroupResource]strategy{
 	{Resource: "pods"}: {
 		ShortNames: []string{"po"}, Generation: true, GracefulDelete: true, Table: podTable,
-		ValidateObject: validatePodSpecAt(field.NewPath("spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*corev1.Pod).Spec }),
-		ValidateUpdate: validatePodUpdate,
-		Fields:         podFields,
-		FieldLabel:     podFieldLabel,
-		Default:        defaultPod,
-		Admit:          admitPod,
+		ValidateObject:   validatePodSpecAt(field.NewPath("spec"), func(obj runtime.Object) *corev1.PodSpec { return &obj.(*corev1.Pod).Spec }),
+		ValidateUpdate:   validatePodUpdate,
+		Fields:           podFields,
+		FieldLabel:       podFieldLabel,
+		Default:          defaultPod,
+		PrepareForCreate: preparePodForCreate,
 		// podStatusStrategy: a status write may not touch ownerReferences.
 		PrepareStatusUpdate: func(next, old runtime.Object, _ metav1.Time) {
 			next.(*corev1.Pod).OwnerReferences = old.(*corev1.Pod).OwnerReferences
@@ -130,34 +131,14 @@ func defaultContainer(c *corev1.Container) {
 	}
 }
 
-// admitPod adds what admission plugins and the pod create strategy add:
-// the service account and its token volume, default tolerations,
-// priority, and the initial status (transcript 01; the service account
-// as kube-apiserver v1.37.2's ServiceAccount admission plugin does,
-// which the transcripts' server ran without).
-func admitPod(obj runtime.Object, now metav1.Time) {
+// preparePodForCreate is podStrategy's PrepareForCreate
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/registry/core/pod/strategy.go):
+// the initial status, phase Pending and the QoS class, and the
+// PodScheduled condition of a pod held by scheduling gates (transcript
+// 01). The admission plugins that act on a pod before it are below.
+func preparePodForCreate(obj runtime.Object, now metav1.Time) {
 	p := obj.(*corev1.Pod)
 	s := &p.Spec
-	// The DefaultTolerationSeconds admission plugin: unless the pod
-	// tolerates the taint itself.
-	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
-		if toleratesNoExecute(s.Tolerations, key) {
-			continue
-		}
-		s.Tolerations = append(s.Tolerations, corev1.Toleration{
-			Key: key, Operator: corev1.TolerationOpExists,
-			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300),
-		})
-	}
-	// The Priority admission plugin.
-	if s.Priority == nil {
-		s.Priority = ptr.To[int32](0)
-	}
-	if s.PreemptionPolicy == nil {
-		pp := corev1.PreemptLowerPriority
-		s.PreemptionPolicy = &pp
-	}
-	admitServiceAccount(p)
 	if p.Status.Phase == "" {
 		p.Status.Phase = corev1.PodPending
 	}
@@ -177,6 +158,67 @@ func admitPod(obj runtime.Object, now metav1.Time) {
 			}
 		}
 	}
+}
+
+// podCreated is the pod a's create would store, for the admission
+// plugins that act only on a pod's create (nil: a is not one).
+func podCreated(a admissionAttributes) *corev1.Pod {
+	if a.Operation != admissionCreate || a.Resource.GVR != podsGVR || a.Subresource != "" {
+		return nil
+	}
+	return a.Object.(*corev1.Pod)
+}
+
+// defaultTolerationSeconds is the DefaultTolerationSeconds admission
+// plugin
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/plugin/pkg/admission/defaulttolerationseconds/admission.go):
+// a new pod tolerates the not-ready and unreachable taints for 300 s,
+// unless it tolerates them itself. One of store_admission.go's
+// mutatingAdmissionPlugins.
+func defaultTolerationSeconds(_ *store, a admissionAttributes) error {
+	p := podCreated(a)
+	if p == nil {
+		return nil
+	}
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		if toleratesNoExecute(p.Spec.Tolerations, key) {
+			continue
+		}
+		p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{
+			Key: key, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300),
+		})
+	}
+	return nil
+}
+
+// priority is the Priority admission plugin
+// (https://github.com/kubernetes/kubernetes/blob/v1.37.2/plugin/pkg/admission/priority/admission.go)
+// in a cluster with no PriorityClass: a new pod's priority is 0, its
+// preemption policy PreemptLowerPriority. One of store_admission.go's
+// mutatingAdmissionPlugins.
+func priority(_ *store, a admissionAttributes) error {
+	p := podCreated(a)
+	if p == nil {
+		return nil
+	}
+	if p.Spec.Priority == nil {
+		p.Spec.Priority = ptr.To[int32](0)
+	}
+	if p.Spec.PreemptionPolicy == nil {
+		p.Spec.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
+	}
+	return nil
+}
+
+// serviceAccount is the ServiceAccount admission plugin's Admit of a
+// pod's create (admitServiceAccount, below). One of store_admission.go's
+// mutatingAdmissionPlugins.
+func serviceAccount(_ *store, a admissionAttributes) error {
+	if p := podCreated(a); p != nil {
+		admitServiceAccount(p)
+	}
+	return nil
 }
 
 // The ServiceAccount admission plugin's names
@@ -219,7 +261,8 @@ func admitServiceAccount(p *corev1.Pod) {
 	}
 	hasVolume := name != ""
 	if !hasVolume {
-		name = serviceAccountVolume + "-" + volumeSuffix(p.Namespace, p.Name)
+		// The plugin runs before a generateName is made into a name.
+		name = serviceAccountVolume + "-" + volumeSuffix(p.Namespace, cmp.Or(p.Name, p.GenerateName))
 	}
 	mounted := false
 	mount := func(c *corev1.Container) {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -84,15 +85,18 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 		sc, err := s.store.getScale(req.res, req.namespace, req.name)
 		rw.respond(http.StatusOK, sc, err)
 	case "update":
-		dry, err := writeOptions(r.URL.Query(), &metav1.UpdateOptions{})
+		opts := &metav1.UpdateOptions{}
+		dry, err := writeOptions(r.URL.Query(), opts)
 		var obj runtime.Object
 		if err == nil {
 			obj, err = decodeBody(rw.w, r, scaleResource)
 		}
 		if err == nil {
-			obj, err = s.store.updateScale(req.res, req.namespace, req.name, manager, dry, func(*autoscalingv1.Scale) (runtime.Object, error) {
+			ctx, warnings := withAdmission(r.Context(), opts) // admission: the options, its warnings
+			obj, err = s.store.updateScale(ctx, req.res, req.namespace, req.name, manager, dry, func(*autoscalingv1.Scale) (runtime.Object, error) {
 				return obj, nil
 			}, false)
+			warn(rw.w, *warnings)
 		}
 		rw.respond(http.StatusOK, obj, err)
 	case "patch":
@@ -107,6 +111,8 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 			rw.error(err)
 			return
 		}
+		ctx, warnings := withAdmission(r.Context(), nil) // admission: its warnings
+		defer warn(rw.w, *warnings)
 		if patchType == types.ApplyYAMLPatchType {
 			// A server-side apply of the Scale: kube-apiserver's
 			// applyPatcher runs the Scale's FieldManager.Apply on
@@ -118,7 +124,7 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 				return
 			}
 			force := opts.Force != nil && *opts.Force
-			obj, err := s.store.updateScale(req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
+			obj, err := s.store.updateScale(ctx, req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
 				cur.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
 				out, err := s.store.fieldManager(scaleResource, "scale").Apply(cur, intent, manager, force)
 				if err != nil {
@@ -130,7 +136,7 @@ func (s *Server) serveScale(rw responder, r *http.Request, req request) {
 			rw.respond(http.StatusOK, obj, err)
 			return
 		}
-		obj, err := s.store.updateScale(req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
+		obj, err := s.store.updateScale(ctx, req.res, req.namespace, req.name, manager, len(opts.DryRun) > 0, func(cur *autoscalingv1.Scale) (runtime.Object, error) {
 			curJSON, err := json.Marshal(typed(cur, scaleResource))
 			if err != nil {
 				return nil, err
@@ -220,8 +226,16 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 // turns the current Scale into the one to write (the PUT's body, the
 // patched Scale, or the applied one: applied, whose managedFields the
 // apply already made).
-func (s *store) updateScale(res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error), applied bool) (runtime.Object, error) {
+//
+// Admission sees the Scales, as kube-apiserver's update handler and the
+// kind's ScaleREST show them to it: mutating admission the Scale
+// written, before ValidateScale (scaleUpdatedObjectInfo); validating
+// admission the Scale of the object about to be stored
+// (toScaleUpdateValidation), here before the object's own update.
+func (s *store) updateScale(ctx context.Context, res *Resource, namespace, name, manager string, dry bool, change func(*autoscalingv1.Scale) (runtime.Object, error), applied bool) (runtime.Object, error) {
 	defer s.lock(dry)()
+	s.admitting(ctx) // admission: a client's write
+	adm := s.takeAdmission()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
@@ -267,6 +281,10 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, dry 
 	if !applied {
 		sc = s.manageFields(scaleResource, "scale", old, sc, manager).(*autoscalingv1.Scale)
 	}
+	// Admission: mutating, of the Scale.
+	if err := s.admitSubresource(adm, false, "UPDATE", res, "scale", namespace, name, sc, old.DeepCopy(), s.sameStored(res, namespace, name)); err != nil {
+		return nil, err
+	}
 
 	if u, ok := d.(*unstructured.Unstructured); ok {
 		// apiextensions-apiserver's scaleUpdatedObjectInfo: the
@@ -294,6 +312,16 @@ func (s *store) updateScale(res *Resource, namespace, name, manager string, dry 
 	}
 	sortManagedFields(entries)
 	dm.SetManagedFields(entries)
+	// Admission: validating, of the Scale of the object to be stored.
+	if adm != nil {
+		next, err := scaleOf(res, d)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.admitSubresource(adm, true, "UPDATE", res, "scale", namespace, name, next, old.DeepCopy(), s.sameStored(res, namespace, name)); err != nil {
+			return nil, err
+		}
+	}
 	updated, err := s.updateLocked(res, namespace, name, "", manager, d, true)
 	if err != nil {
 		return nil, err

@@ -478,9 +478,11 @@ func (s *Server) serveDeleteCollection(rw responder, r *http.Request, req reques
 		rw.error(err)
 		return
 	}
-	list, err := s.store.deleteCollection(req.res, listOptions{
+	ctx, warnings := withAdmission(r.Context(), del) // admission: the options, its warnings
+	list, err := s.store.deleteCollection(ctx, req.res, listOptions{
 		Namespace: req.namespace, Label: opts.LabelSelector, Field: opts.FieldSelector,
 	}, del)
+	warn(rw.w, *warnings)
 	if err != nil {
 		rw.error(err)
 		return

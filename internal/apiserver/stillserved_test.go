@@ -78,7 +78,7 @@ func TestStillServedApplyScale(t *testing.T) {
 	if _, err := s.getScale(r, "ns", "d"); !apierrors.IsNotFound(err) {
 		t.Errorf("get scale after the resource was removed: %v, want 404", err)
 	}
-	if _, err := s.updateScale(r, "ns", "d", "test", false, func(sc *autoscalingv1.Scale) (runtime.Object, error) {
+	if _, err := s.updateScale(context.Background(), r, "ns", "d", "test", false, func(sc *autoscalingv1.Scale) (runtime.Object, error) {
 		sc.Spec.Replicas = 3
 		return sc, nil
 	}, false); !apierrors.IsNotFound(err) {

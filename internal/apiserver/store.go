@@ -401,50 +401,47 @@ func (s *store) create(ctx context.Context, res *Resource, namespace, manager st
 
 // createLocked is create, for callers that hold s.mu. keepManagedFields:
 // obj's managedFields are already right (a server-side apply made it).
+// Its steps are kube-apiserver's, in its order (store_admission.go).
 func (s *store) createLocked(res *Resource, namespace, manager string, obj runtime.Object, keepManagedFields bool) (runtime.Object, error) {
+	// The handler: the object's namespace is the request's
+	// (EnsureObjectNamespaceMatchesRequestNamespace), the kind's
+	// defaults are the decoder's, then the field manager records the
+	// writer's fields.
+	m := metaOf(obj)
+	if err := matchNamespace(res, m, namespace); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if res.Default != nil {
+		res.Default(obj, now)
+	}
+	if !keepManagedFields {
+		m.SetManagedFields(nil)
+		obj = s.manageFields(res, "", res.New(), obj, manager)
+	}
 	// Admission: mutating, the built-in plugins first
 	// (store_admission.go: NamespaceLifecycle's 404 comes before any
-	// webhook is called), then webhooks and policies (admission.go),
-	// which see the object as sent, before the strategy (the name is
-	// not made yet).
+	// webhook is called), then policies and webhooks (admission.go),
+	// before the create strategy (the name is not made yet).
 	if err := s.mutatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
 		Namespace: namespace, Name: metaOf(obj).GetName(), Object: obj, DryRun: s.dry}); err != nil {
 		return nil, err
 	}
 	adm := s.takeAdmission()
-	obj, attrs, err := s.admitCreate(adm, res, namespace, manager, obj, keepManagedFields)
+	attrs, err := s.admitCreate(adm, res, namespace, obj)
 	if err != nil {
 		return nil, err
 	}
-	m := metaOf(obj)
+	// Store.Create: the system fields and the name, then
+	// rest.BeforeCreate: the namespace again (admission may have changed
+	// it), the create strategy, the validation.
+	m = metaOf(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(m.GetGenerateName() + s.nameSuffix())
 	}
-	if res.Namespaced {
-		if m.GetNamespace() == "" {
-			m.SetNamespace(namespace)
-		}
-		if m.GetNamespace() != namespace {
-			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-		}
-	} else {
-		m.SetNamespace("")
-	}
-	if err := validateName(res, m.GetName()); err != nil {
+	if err := matchNamespace(res, m, namespace); err != nil {
 		return nil, err
 	}
-	if err := validateObject(res, obj); err != nil {
-		return nil, err
-	}
-	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
-		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
-	}
-	// A dry run never reaches etcd3's check (DryRunnableStorage.Create
-	// only looks for an existing key), so it takes a resourceVersion.
-	if m.GetResourceVersion() != "" && !s.dry {
-		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
-	}
-	now := s.now()
 	s.uids++
 	m.SetUID(nthUID(s.uids))
 	m.SetCreationTimestamp(now)
@@ -458,6 +455,15 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if res.ResetStatusOnCreate {
 		copyField(obj, res.New(), "Status")
 	}
+	if res.PrepareForCreate != nil {
+		res.PrepareForCreate(obj, now)
+	}
+	if err := validateName(res, m.GetName()); err != nil {
+		return nil, err
+	}
+	if err := validateObject(res, obj); err != nil {
+		return nil, err
+	}
 	if err := validateHook(res, obj, nil, ""); err != nil {
 		return nil, err
 	}
@@ -466,18 +472,8 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 			return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 		}
 	}
-	if res.Default != nil {
-		res.Default(obj, now)
-	}
-	if !keepManagedFields {
-		m.SetManagedFields(nil)
-		obj = s.manageFields(res, "", res.New(), obj, manager)
-	}
-	if res.Admit != nil {
-		res.Admit(obj, now)
-	}
 	// Admission: validating, the built-in plugins (store_admission.go),
-	// then webhooks and policies (admission.go), which see the object
+	// then policies and webhooks (admission.go), which see the object
 	// as it will be stored.
 	if err := s.validatingAdmission(admissionAttributes{Operation: admissionCreate, Resource: res,
 		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: s.dry}); err != nil {
@@ -485,6 +481,16 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	}
 	if err := s.validateCreate(adm, attrs, obj); err != nil {
 		return nil, err
+	}
+	// Storage: etcd3's store refuses a resourceVersion first, then a key
+	// that exists. A dry run never reaches etcd3's check
+	// (DryRunnableStorage.Create only looks for an existing key), so it
+	// takes a resourceVersion.
+	if m.GetResourceVersion() != "" && !s.dry {
+		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
+	}
+	if _, exists := s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]; exists {
+		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
 	}
 	if res.Allocate != nil {
 		if err := res.Allocate(s, obj); err != nil {
@@ -505,6 +511,23 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 		}
 	}
 	return obj.DeepCopyObject(), nil
+}
+
+// matchNamespace is rest.EnsureObjectNamespaceMatchesRequestNamespace:
+// a namespaced object takes the request's namespace or must name it
+// (400); a cluster-scoped one has none.
+func matchNamespace(res *Resource, m metav1.Object, namespace string) error {
+	if !res.Namespaced {
+		m.SetNamespace("")
+		return nil
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(namespace)
+	}
+	if m.GetNamespace() != namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
 }
 
 // validateObject runs res's ValidateObject, if it has one.
@@ -547,18 +570,26 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if err != nil {
 		return nil, err
 	}
-	// Optimistic concurrency: a stale resourceVersion is a Conflict
-	// (transcript 11); an empty one is an unconditional update.
-	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
-		return nil, apierrors.NewConflict(res.GroupResource(), name,
-			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	// Admission: mutating, the built-in plugins (store_admission.go),
+	// then policies and webhooks (admission.go), on the object as sent
+	// and the one stored: the update handler's transformers, which
+	// Store.Update runs before anything else of the update.
+	builtin := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
+		Namespace: namespace, Name: name, Object: obj, Old: old, DryRun: s.dry}
+	if err := s.mutatingAdmission(builtin); err != nil {
+		return nil, err
 	}
-	// admission: mutating admission sees the object as sent and the
-	// one stored.
 	adm := s.takeAdmission()
 	attrs, err := s.admitUpdate(adm, res, subresource, obj, old)
 	if err != nil {
 		return nil, err
+	}
+	// Optimistic concurrency: a stale resourceVersion is a Conflict
+	// (transcript 11); an empty one is an unconditional update. Store.Update
+	// checks it on the object admission has mutated.
+	if rv := m.GetResourceVersion(); rv != "" && rv != metaOf(old).GetResourceVersion() {
+		return nil, apierrors.NewConflict(res.GroupResource(), name,
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	var next runtime.Object
 	if subresource == "status" && res.Hooks != nil {
@@ -609,13 +640,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	clearTypeMeta(next)
 	setRV(next, rvOf(old))
-	// Admission: mutating, the built-in plugins (store_admission.go);
-	// webhooks and policies ran above, on the object as sent.
-	builtin := admissionAttributes{Operation: admissionUpdate, Resource: res, Subresource: subresource,
-		Namespace: namespace, Name: name, Object: next, Old: old, DryRun: s.dry}
-	if err := s.mutatingAdmission(builtin); err != nil {
-		return nil, err
-	}
+	// rest.BeforeUpdate's validation.
 	if err := validateObject(res, next); err != nil {
 		return nil, err
 	}
@@ -630,6 +655,7 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	// Admission: validating, the built-in plugins (store_admission.go),
 	// then webhooks and policies (admission.go), which see the object
 	// as it will be stored.
+	builtin.Object = next
 	if err := s.validatingAdmission(builtin); err != nil {
 		return nil, err
 	}
@@ -805,13 +831,18 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 
 // deleteCollection deletes, one by one, every object of res that o
 // selects, and returns the list of what it deleted, as it was listed.
-func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
+// As kube-apiserver's Store.DeleteCollection, it lists first, then
+// deletes each item by name, admitted as its own DELETE (ctx, made by
+// withAdmission: the collection's attributes, kube-apiserver's
+// deleteValidation per item). Admission runs unlocked: an item deleted
+// meanwhile is passed over, as Store.DeleteCollection ignores NotFound.
+func (s *store) deleteCollection(ctx context.Context, res *Resource, o listOptions, opts *metav1.DeleteOptions) (runtime.Object, error) {
 	defer s.lock(len(opts.DryRun) > 0)()
 	if err := s.stillServed(res); err != nil {
 		return nil, err
 	}
-	var deleted []runtime.Object
-	listed := s.rv
+	var listed []runtime.Object
+	rv := s.rv
 	for _, key := range sortedKeys(s.objects[storageOf(res)]) {
 		obj, err := view(res, s.objects[storageOf(res)][key])
 		if err != nil {
@@ -821,19 +852,24 @@ func (s *store) deleteCollection(res *Resource, o listOptions, opts *metav1.Dele
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}
-		if _, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts); err != nil {
-			return nil, err
-		}
 		// The answer is the list as listed, before the deletes
 		// (Store.DeleteCollection; transcript 132).
-		deleted = append(deleted, obj.DeepCopyObject())
+		listed = append(listed, obj.DeepCopyObject())
+	}
+	ctx = withCollection(ctx, o.Namespace)
+	for _, obj := range listed {
+		m := metaOf(obj)
+		s.admitting(ctx) // admission: each item's delete
+		if _, err := s.deleteLockedWith(res, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
 	}
 	list := res.NewList()
-	if err := meta.SetList(list, deleted); err != nil {
+	if err := meta.SetList(list, listed); err != nil {
 		return nil, err
 	}
 	lm, _ := meta.ListAccessor(list)
-	lm.SetResourceVersion(strconv.FormatUint(listed, 10))
+	lm.SetResourceVersion(strconv.FormatUint(rv, 10))
 	return list, nil
 }
 

@@ -3,34 +3,42 @@ package apiserver
 import "k8s.io/apimachinery/pkg/runtime"
 
 // Admission's place in the write path, beside the store. kube-apiserver
-// runs every create, update and delete as
+// runs a create as
 //
-//  1. mutating admission (the handler's admit,
-//     k8s.io/apiserver pkg/endpoints/handlers/create.go, update.go,
-//     delete.go: built-in plugins such as NamespaceLifecycle, then
-//     mutating webhooks and policies);
-//  2. the kind's validation (its strategy's Validate or ValidateUpdate,
-//     called by rest.BeforeCreate and rest.BeforeUpdate in
-//     registry/generic/registry/store.go);
-//  3. validating admission (the createValidation, updateValidation and
-//     deleteValidation that store.go's Create, Update and Delete call:
-//     validating webhooks and policies);
-//  4. storage.
+//  1. the handler (k8s.io/apiserver pkg/endpoints/handlers/create.go):
+//     the body decoded, with the kind's defaults (strategy.Default), the
+//     request's namespace checked against the object's (400), the
+//     managedFields recorded;
+//  2. mutating admission (the handler's admit, in kube-apiserver's
+//     plugin order, k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go:
+//     built-in plugins such as NamespaceLifecycle, ServiceAccount,
+//     TaintNodesByCondition, Priority, DefaultTolerationSeconds, then
+//     mutating admission policies and webhooks);
+//  3. registry/generic/registry/store.go's Create: the uid and
+//     creationTimestamp, the name made from generateName, then
+//     rest.BeforeCreate (pkg/registry/rest/create.go): the create
+//     strategy's PrepareForCreate (strategy.PrepareForCreate), and the
+//     kind's validation (422);
+//  4. validating admission (the createValidation Store.Create calls:
+//     built-in validating plugins, then validating policies and
+//     webhooks);
+//  5. storage (409 AlreadyExists).
+//
+// An update (update.go, Store.Update) is the same: mutating admission
+// on the object as sent, then the resourceVersion's precondition (409),
+// rest.BeforeUpdate (the update strategy's PrepareForUpdate, then
+// ValidateUpdate, 422), validating admission, storage. A delete
+// (delete.go, Store.Delete): mutating admission, the object read (404),
+// the preconditions (409), validating admission, the deletion.
 //
 // The store calls mutatingAdmission and validatingAdmission at those
 // points of create, update and delete (each call marked "Admission:" in
 // store.go), with the store locked: the built-in plugins the workshop
-// cluster runs, listed below. Beside each, it calls the webhooks and
+// cluster runs, listed below. After each, it calls the webhooks and
 // admission policies (admission.go, and package
 // internal/apiserver/admission, kube-apiserver's own plugins, linked
-// only by a server started with Options.Admission), after the built-in
-// plugins, as kube-apiserver's plugin order puts them last.
-//
-// Where the workshop cluster's order differs from kube-apiserver's: a
-// kind's defaults (strategy.Default, which kube-apiserver applies when it
-// decodes the request) and the create strategy's and built-in plugins'
-// additions that record no owner in managedFields (strategy.Admit) run
-// after the kind's create validation, before validating admission.
+// only by a server started with Options.Admission), as kube-apiserver's
+// plugin order puts them last.
 
 // admissionAttributes is what admission knows of one write, as
 // k8s.io/apiserver's admission.Attributes: the operation, the resource
@@ -60,14 +68,16 @@ const (
 type admissionPlugin func(s *store, a admissionAttributes) error
 
 // mutatingAdmissionPlugins are the built-in mutating plugins the
-// workshop cluster runs, in kube-apiserver's order (its
-// --enable-admission-plugins defaults, k8s.io/kubernetes
-// pkg/kubeapiserver/options/plugins.go). The others a pod's create meets
-// (ServiceAccount, DefaultTolerationSeconds, Priority) and
-// TaintNodesByCondition act as the kind's strategy.Admit
-// (registry_core_pods.go, registry_core.go).
+// workshop cluster runs, in kube-apiserver's order (AllOrderedPlugins,
+// https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/kubeapiserver/options/plugins.go#L72,
+// of those its --enable-admission-plugins defaults turn on): each sees
+// what the ones before it changed.
 var mutatingAdmissionPlugins = []admissionPlugin{
-	namespaceLifecycle, // registry_core.go
+	namespaceLifecycle,       // NamespaceLifecycle, registry_core.go
+	serviceAccount,           // ServiceAccount, registry_core_pods.go
+	taintNodesByCondition,    // TaintNodesByCondition, registry_core.go
+	priority,                 // Priority, registry_core_pods.go
+	defaultTolerationSeconds, // DefaultTolerationSeconds, registry_core_pods.go
 }
 
 // validatingAdmissionPlugins are the built-in validating plugins the

@@ -21,12 +21,16 @@ import (
 // The store (store.go) calls its hooks at fixed points, as
 // registry/generic/registry/store.go calls a rest.RESTCreateStrategy's:
 //
-//   - create: ValidateObject; mutating admission (store_admission.go);
-//     ResetStatusOnCreate and Generation (PrepareForCreate); Validate;
-//     Default; the managedFields; Admit; Allocate; validating admission;
-//     storage; AfterCreate.
-//   - update: PrepareStatusUpdate or Approval (a subresource's write),
-//     PrepareForUpdate (the object's), Generation; mutating admission;
+//   - create, as kube-apiserver's create handler and Store.Create: Default
+//     (the decoder's); the managedFields; mutating admission
+//     (store_admission.go); the name generated; ResetStatusOnCreate,
+//     Generation and PrepareForCreate (rest.BeforeCreate); the name's
+//     validation, ValidateObject and Validate; validating admission;
+//     storage (Allocate, then the object stored); AfterCreate.
+//   - update, as the update handler and Store.Update: mutating admission,
+//     on the object as sent; the resourceVersion's precondition;
+//     PrepareStatusUpdate or Approval (a subresource's write),
+//     PrepareForUpdate (the object's), Generation (rest.BeforeUpdate);
 //     ValidateObject; ValidateUpdate; validating admission; storage.
 //   - delete: mutating and validating admission; PrepareForDelete as
 //     deletion starts; GracefulDelete or DeleteContents for how it ends.
@@ -77,13 +81,19 @@ type strategy struct {
 	// kube-apiserver uses for kinds that register none.
 	FieldLabel func(label, value string) (string, string, error)
 	// Default fills the scheme's defaults on create (kube-apiserver's
-	// defaulting functions). They run before managedFields are recorded,
-	// so the writer owns them.
+	// defaulting functions, which its decoder runs). They run before
+	// managedFields are recorded, so the writer owns them, and before
+	// admission, so webhooks see them.
 	Default func(obj runtime.Object, now metav1.Time)
-	// Admit does what admission plugins and the create strategy add
-	// after that (tolerations, priority, initial status, a Job's
-	// selector): kube-apiserver records no owner for these.
-	Admit func(obj runtime.Object, now metav1.Time)
+	// PrepareForCreate is the kind's create strategy's PrepareForCreate
+	// (and what its Validate adds: a Job's selector): the initial
+	// status, the server's own fields. It runs after mutating admission,
+	// on the object with its name and uid, before the validation;
+	// kube-apiserver records no owner for what it sets. What built-in
+	// admission plugins add (a pod's tolerations, priority and service
+	// account, a node's taint) is theirs, in store_admission.go's
+	// mutatingAdmissionPlugins.
+	PrepareForCreate func(obj runtime.Object, now metav1.Time)
 	// Allocate takes what the kind holds of a shared range (a Service's
 	// cluster IP and node ports) from what the stored objects already
 	// hold; it runs last on create, with the store locked.
@@ -113,8 +123,10 @@ type strategy struct {
 	PrepareForUpdate func(next, old runtime.Object)
 	// ValidateObject is the kind's validation of what every write of
 	// the object must hold (a pod spec's containers,
-	// validatePodSpecAt), run on create and update before anything is
-	// looked up or prepared. Its errors are answered 422.
+	// validatePodSpecAt), run on create and update as the strategy's
+	// Validate and ValidateUpdate begin, on the object mutating
+	// admission and the strategy have prepared. Its errors are answered
+	// 422.
 	ValidateObject func(obj runtime.Object) field.ErrorList
 	// Validate is the kind's create validation (its strategy's
 	// Validate, pkg/apis/<group>/validation), where a test relies on

@@ -44,6 +44,8 @@ var builtinKinds = []builtinKind{
 	{group: "admissionregistration.k8s.io", version: "v1", resource: "validatingwebhookconfigurations", kind: "ValidatingWebhookConfiguration", deleteCollection: true},
 	{group: "admissionregistration.k8s.io", version: "v1", resource: "validatingadmissionpolicies", kind: "ValidatingAdmissionPolicy", status: true, deleteCollection: true},
 	{group: "admissionregistration.k8s.io", version: "v1", resource: "validatingadmissionpolicybindings", kind: "ValidatingAdmissionPolicyBinding", deleteCollection: true},
+	{group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingadmissionpolicies", kind: "MutatingAdmissionPolicy", deleteCollection: true},
+	{group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingadmissionpolicybindings", kind: "MutatingAdmissionPolicyBinding", deleteCollection: true},
 	{group: "scheduling.k8s.io", version: "v1", resource: "priorityclasses", kind: "PriorityClass", deleteCollection: true},
 	{group: "coordination.k8s.io", version: "v1", resource: "leases", kind: "Lease", namespaced: true, deleteCollection: true},
 	{group: "discovery.k8s.io", version: "v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, deleteCollection: true},

@@ -225,7 +225,7 @@ func (c *chain) run(ctx context.Context, a *apiserver.AdmissionAttributes, phase
 	}
 	var w warnings
 	ctx = warning.WithWarningRecorder(ctx, &w)
-	attrs := admission.NewAttributesRecord(a.Object, a.OldObject, a.Resource.GroupVersionKind(), a.Namespace, a.Name,
+	attrs := admission.NewAttributesRecord(a.Object, a.OldObject, a.ObjectKind(), a.Namespace, a.Name,
 		a.Resource.GVR, a.Subresource, admission.Operation(a.Operation), a.Options, a.DryRun, workshopUser)
 	err := phase(ctx, attrs)
 	return w.texts, err

@@ -52,8 +52,10 @@ func (objects) ObjectKinds(obj runtime.Object) ([]schema.GroupVersionKind, bool,
 
 func (objects) Recognizes(schema.GroupVersionKind) bool { return true }
 
-// Default does nothing: the store defaults an object after admission, as
-// its strategy (createLocked).
+// Default does nothing. The store defaults an object before admission,
+// as kube-apiserver's decoder does (createLocked); kube-apiserver's
+// webhook plugin also defaults the object a webhook patched, which the
+// workshop cluster does not.
 func (objects) Default(runtime.Object) {}
 
 // Convert copies in to out: the plugins convert a patched object back
@@ -119,8 +121,12 @@ func (o objects) EquivalentResourcesFor(resource schema.GroupVersionResource, su
 }
 
 // KindFor is the kind of resource's objects (of its status subresource
-// too); "" for what is not served.
+// too), or the kind its subresource takes (apiserver.SubresourceKind: a
+// Scale, a Binding, an Eviction); "" for what is not served.
 func (o objects) KindFor(resource schema.GroupVersionResource, subresource string) schema.GroupVersionKind {
+	if gvk, ok := apiserver.SubresourceKind(resource, subresource); ok {
+		return gvk
+	}
 	for _, r := range o.server.Resources() {
 		if r.GVR == resource {
 			return r.GroupVersionKind()

@@ -2,9 +2,12 @@ package admission
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/admission"
 )
 
@@ -88,10 +91,43 @@ func (p *policyPlugin) Admit(ctx context.Context, a admission.Attributes, o admi
 	if err != nil {
 		return err
 	}
-	if m, ok := plugin.(admission.MutationInterface); ok {
-		return m.Admit(ctx, a, o)
+	m, ok := plugin.(admission.MutationInterface)
+	if !ok {
+		return nil
 	}
-	return nil
+	err = m.Admit(ctx, a, o)
+	// The MutatingAdmissionPolicy plugin reads a kind's schema from the
+	// server's /openapi/v3, whose paths its dispatcher fetches in a
+	// goroutine of its own, started with the plugin (k8s.io/apiserver
+	// pkg/admission/plugin/policy/mutating/patch/typeconverter.go, Run:
+	// at once, then every 5 s); until the first fetch is in, a mutation
+	// is answered 503 "Resource kind ... not found". kube-apiserver
+	// starts the plugin once; here each change of a policy makes it
+	// afresh, so the request waits for that first fetch (a request to
+	// this server, answered at once), bounded by schemaWait.
+	deadline := time.Now().Add(schemaWait)
+	for schemaNotFetched(err) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+		err = m.Admit(ctx, a, o)
+	}
+	return err
+}
+
+// schemaWait bounds the wait for the MutatingAdmissionPolicy plugin's
+// first fetch of the schemas.
+const schemaWait = 10 * time.Second
+
+// schemaNotFetched reports whether err is the MutatingAdmissionPolicy
+// dispatcher's answer for a kind whose schema it has not fetched
+// (dispatcher.go, dispatchOne): nothing of the object has been mutated
+// by the policy that met it.
+func schemaNotFetched(err error) bool {
+	return apierrors.IsServiceUnavailable(err) &&
+		strings.Contains(err.Error(), "There can be a delay between when CustomResourceDefinitions are created and when they are available")
 }
 
 func (p *policyPlugin) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {

@@ -167,7 +167,7 @@ func (h *handler) resource() *apiserver.Resource {
 	// the server's; storedVersions starts with the storage version.
 	r.ResetStatusOnCreate = true
 	r.Default = func(obj runtime.Object, _ metav1.Time) { apiserver.Scheme.Default(obj) }
-	r.Admit = func(obj runtime.Object, _ metav1.Time) {
+	r.PrepareForCreate = func(obj runtime.Object, _ metav1.Time) {
 		setStoredVersions(obj.(*apiextensionsv1.CustomResourceDefinition))
 	}
 	r.Hooks = &apiserver.Hooks{

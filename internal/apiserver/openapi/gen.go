@@ -51,7 +51,7 @@ var served = []struct {
 	{"apis-rbac.authorization.k8s.io-v1", []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}},
 	{"apis-storage.k8s.io-v1", []string{"storageclasses"}},
 	{"apis-admissionregistration.k8s.io-v1", []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
-		"validatingadmissionpolicies", "validatingadmissionpolicybindings"}},
+		"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}},
 	{"apis-scheduling.k8s.io-v1", []string{"priorityclasses"}},
 	{"apis-coordination.k8s.io-v1", []string{"leases"}},
 	{"apis-discovery.k8s.io-v1", []string{"endpointslices"}},
