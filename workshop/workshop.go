@@ -47,8 +47,9 @@
 //     Established, its objects pruned, defaulted and validated by
 //     kube-apiserver's own structural-schema code, with the status and
 //     scale subresources, printer columns, CEL x-kubernetes-validations,
-//     selectableFields and several served versions (conversion strategy
-//     None); not conversion webhooks (such a CRD is refused with 422). Of
+//     selectableFields and several served versions, converted by the
+//     CRD's converter (strategy None, or Webhook: kube-apiserver's
+//     webhook converter calls the CRD's conversion webhook at its url). Of
 //     the other subresources, pods/binding, pods/eviction and
 //     serviceaccounts/token (a JWT as kube-apiserver signs it, verifiable
 //     with the key at /openid/v1/jwks; no pods/log or exec).

@@ -265,12 +265,16 @@ func (s *Server) Resources() []*Resource {
 }
 
 // Objects returns the objects of res that the store holds, as res reads
-// them; they are shared, not copies: do not change them.
+// them; they are shared, not copies: do not change them. An object that
+// cannot be read through res (a custom resource whose conversion
+// webhook fails) is left out.
 func (tx Tx) Objects(res *Resource) []runtime.Object {
 	objs := tx.s.objects[storageOf(res)]
 	out := make([]runtime.Object, 0, len(objs))
 	for _, key := range sortedKeys(objs) {
-		out = append(out, view(res, objs[key]))
+		if obj, err := view(res, objs[key]); err == nil {
+			out = append(out, obj)
+		}
 	}
 	return out
 }

@@ -98,7 +98,10 @@ func (s *store) apply(ctx context.Context, res *Resource, namespace, name, subre
 		return nil, false, err
 	}
 	old, exists := s.objects[storageOf(res)][objectKey(namespace, name)]
-	old = view(res, old)
+	old, err := view(res, old)
+	if err != nil {
+		return nil, false, err
+	}
 	if !exists && subresource != "" {
 		return nil, false, apierrors.NewNotFound(res.GroupResource(), name)
 	}

@@ -68,10 +68,14 @@ type Hooks struct {
 	// for every served version of a CustomResourceDefinition.
 	// ToStorage converts an object of this resource to the stored form
 	// (a new object); FromStorage converts a stored object to this
-	// resource's version (a new object).
+	// resource's version (a new object). Either may fail (a CRD's
+	// conversion webhook that is down or answers wrong) with the API
+	// error the request is answered: a write is then refused, a read
+	// answered with it, and a watch ends with it as an ERROR event.
+	// They run with the store locked, so they must not call the server.
 	Storage     any
-	ToStorage   func(obj runtime.Object) runtime.Object
-	FromStorage func(obj runtime.Object) runtime.Object
+	ToStorage   func(obj runtime.Object) (runtime.Object, error)
+	FromStorage func(obj runtime.Object) (runtime.Object, error)
 	// SubresourceNotFound: a subresource the kind does not serve is
 	// answered 404 NotFound naming the object, as apiextensions-apiserver's
 	// crdHandler answers for a custom resource (transcript 103), not
@@ -115,6 +119,42 @@ func NameColumn() metav1.TableColumnDefinition { return nameColumn }
 // Serve serves r from now on; it fails if its group-version-resource is
 // already served.
 func (s *Server) Serve(r *Resource) error { return s.store.reg.add(r) }
+
+// ConvertCustom returns obj, an object of a kind whose versions share
+// one storage ([Hooks.Storage]: a CustomResourceDefinition's), in gv's
+// version: converted to the storage version and from it
+// ([Hooks.ToStorage], [Hooks.FromStorage]), as kube-apiserver converts a
+// custom resource between two versions, through the CRD's converter
+// (which may call its conversion webhook). An object already of gv, or
+// of a kind that is not converted, is returned as it is. It locks the
+// store only to find the two resources, so the caller must not hold it:
+// admission (which runs with the store unlocked) converts with it what
+// a webhook of another version is sent (matchPolicy Equivalent).
+func (s *Server) ConvertCustom(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.GroupVersion() == gv {
+		return obj, nil
+	}
+	var from, to *Resource
+	s.store.mu.Lock()
+	for _, r := range s.store.reg.all() {
+		switch r.GroupVersionKind() {
+		case gvk:
+			from = r
+		case gv.WithKind(gvk.Kind):
+			to = r
+		}
+	}
+	s.store.mu.Unlock()
+	if from == nil || to == nil || from.Hooks == nil || from.Hooks.ToStorage == nil || storageOf(from) != storageOf(to) {
+		return obj, nil
+	}
+	stored, err := from.Hooks.ToStorage(obj)
+	if err != nil {
+		return nil, err
+	}
+	return view(to, stored)
+}
 
 // Tx is the store as a hook sees it: locked, for the length of the hook.
 type Tx struct{ s *store }
@@ -195,11 +235,12 @@ func (tx Tx) Update(res *Resource, obj runtime.Object, subresource, manager stri
 }
 
 // Commit records a change of obj as it is, with no strategy: a
-// MODIFIED (a delete marking it) or DELETED event.
-func (tx Tx) Commit(res *Resource, typ watch.EventType, obj runtime.Object) {
+// MODIFIED (a delete marking it) or DELETED event. It fails only if obj
+// cannot be converted to its storage version ([Hooks.ToStorage]).
+func (tx Tx) Commit(res *Resource, typ watch.EventType, obj runtime.Object) error {
 	m := metaOf(obj)
 	prev := tx.s.objects[storageOf(res)][objectKey(m.GetNamespace(), m.GetName())]
-	tx.s.commit(res, typ, obj, prev)
+	return tx.s.commit(res, typ, obj, prev)
 }
 
 // prepare runs res's Prepare hook before a change of obj is stored, and

@@ -143,7 +143,9 @@ func (s *store) beforeDelete(res *Resource, old runtime.Object, opts *metav1.Del
 	switch {
 	case len(finalizers) == 0:
 		final := old.DeepCopyObject()
-		s.commit(res, watch.Deleted, final, old)
+		if err := s.commit(res, watch.Deleted, final, old); err != nil {
+			return deleteResult{}, true, err
+		}
 		if res.GracefulDelete {
 			return deleteResult{Object: final.DeepCopyObject()}, true, nil
 		}
@@ -156,7 +158,9 @@ func (s *store) beforeDelete(res *Resource, old runtime.Object, opts *metav1.Del
 	}
 	next := old.DeepCopyObject()
 	metaOf(next).SetFinalizers(finalizers)
-	s.commit(res, watch.Modified, next, old)
+	if err := s.commit(res, watch.Modified, next, old); err != nil {
+		return deleteResult{}, true, err
+	}
 	return deleteResult{Object: next.DeepCopyObject(), Pending: true}, true, nil
 }
 
@@ -322,19 +326,24 @@ type item struct {
 }
 
 // latest reads an item again: nil if it is gone, or is now another
-// object of the same name.
+// object of the same name, or cannot be read (a custom resource whose
+// conversion webhook fails: kube-controller-manager's requests would
+// fail too, and it would leave the object until they succeed).
 func (c *collector) latest(it item) *item {
 	m := metaOf(it.obj)
 	obj, ok := c.s.objects[storageOf(it.res)][objectKey(m.GetNamespace(), m.GetName())]
 	if !ok || metaOf(obj).GetUID() != m.GetUID() {
 		return nil
 	}
-	return &item{res: it.res, obj: view(it.res, obj)}
+	if obj, err := view(it.res, obj); err == nil {
+		return &item{res: it.res, obj: obj}
+	}
+	return nil
 }
 
 // dependents are the objects that name uid as an owner, in every
 // resource (each storage read once, through the first resource that
-// serves it).
+// serves it), but those that cannot be read (latest).
 func (c *collector) dependents(uid types.UID) []item {
 	var out []item
 	seen := map[any]bool{}
@@ -348,7 +357,9 @@ func (c *collector) dependents(uid types.UID) []item {
 			obj := c.s.objects[at][key]
 			for _, ref := range metaOf(obj).GetOwnerReferences() {
 				if ref.UID == uid {
-					out = append(out, item{res: r, obj: view(r, obj)})
+					if obj, err := view(r, obj); err == nil {
+						out = append(out, item{res: r, obj: obj})
+					}
 					break
 				}
 			}
@@ -360,7 +371,8 @@ func (c *collector) dependents(uid types.UID) []item {
 // owner finds the object an ownerReference names, in the dependent's
 // namespace if its kind is namespaced: nil if there is none, or if it
 // is another object of that name (another uid). served is false if its
-// kind is not served (or its apiVersion cannot be parsed).
+// kind is not served (or its apiVersion cannot be parsed), or the owner
+// cannot be read (latest): either way the dependent stays.
 func (c *collector) owner(namespace string, ref metav1.OwnerReference) (o *item, served bool) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
@@ -377,7 +389,10 @@ func (c *collector) owner(namespace string, ref metav1.OwnerReference) (o *item,
 	if !ok || metaOf(obj).GetUID() != ref.UID {
 		return nil, true
 	}
-	return &item{res: res, obj: view(res, obj)}, true
+	if obj, err := view(res, obj); err == nil {
+		return &item{res: res, obj: obj}, true
+	}
+	return nil, false
 }
 
 // resourceOf is a served resource of gvk's kind: its own version if

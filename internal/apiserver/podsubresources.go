@@ -154,8 +154,7 @@ func (s *store) bind(ctx context.Context, namespace, name string, b *corev1.Bind
 		}
 	}
 	s.setPodCondition(pod, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
-	s.commit(res, watch.Modified, pod, old)
-	return nil
+	return s.commit(res, watch.Modified, pod, old)
 }
 
 // preconditions is the storage's check of a binding's UID and
@@ -343,7 +342,9 @@ func (s *store) evictDelete(res *Resource, pod *corev1.Pod, opts *metav1.DeleteO
 		next := pod.DeepCopy()
 		s.setPodCondition(next, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
 			Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"})
-		s.commit(res, watch.Modified, next, pod)
+		if err := s.commit(res, watch.Modified, next, pod); err != nil {
+			return err
+		}
 	}
 	_, err := s.deleteLocked(res, pod.Namespace, pod.Name)
 	return err

@@ -215,7 +215,10 @@ func (s *store) getScale(res *Resource, namespace, name string) (runtime.Object,
 	if !ok {
 		return nil, scaleNotFound(res, name)
 	}
-	obj = view(res, obj)
+	obj, err := view(res, obj)
+	if err != nil {
+		return nil, err
+	}
 	return scaleOf(res, obj)
 }
 
@@ -240,7 +243,10 @@ func (s *store) updateScale(ctx context.Context, res *Resource, namespace, name,
 	if !ok {
 		return nil, scaleNotFound(res, name)
 	}
-	obj = view(res, obj)
+	obj, err := view(res, obj)
+	if err != nil {
+		return nil, err
+	}
 	d := obj.DeepCopyObject()
 	dm := metaOf(d)
 	handler := managedfields.NewScaleHandler(dm.GetManagedFields(), res.GVR.GroupVersion(), replicasPaths(res))

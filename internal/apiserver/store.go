@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sort"
 	"strconv"
@@ -119,12 +120,65 @@ func storageOf(res *Resource) any {
 
 // view is a stored object as res reads it: the object itself, or for a
 // resource with [Hooks.FromStorage], a converted copy. Callers copy it
-// before handing it out, as they copy a stored object.
-func view(res *Resource, obj runtime.Object) runtime.Object {
+// before handing it out, as they copy a stored object. The conversion
+// may fail (a CRD's conversion webhook): its error is a storageError.
+func view(res *Resource, obj runtime.Object) (runtime.Object, error) {
 	if obj == nil || res.Hooks == nil || res.Hooks.FromStorage == nil {
-		return obj
+		return obj, nil
 	}
-	return res.Hooks.FromStorage(obj)
+	out, err := res.Hooks.FromStorage(obj)
+	return out, asStorageError(err)
+}
+
+// storageError is a conversion's error ([Hooks.ToStorage],
+// [Hooks.FromStorage]) that is not an API error: in kube-apiserver, the
+// storage's codec's error, which its generic store returns as it is. A
+// request is answered it as kube-apiserver's handlers answer an error
+// that is not a Status (k8s.io/apiserver's
+// responsewriters.ErrorToAPIStatus): 500, the error as its message, no
+// reason. A watch ends with it as its etcd watcher sends it
+// (errorEvent).
+type storageError struct{ err error }
+
+func (e storageError) Error() string { return e.err.Error() }
+func (e storageError) Unwrap() error { return e.err }
+func (e storageError) Status() metav1.Status {
+	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: e.err.Error()}
+}
+
+// undecodable is what a GET answers when the object it reads cannot be
+// converted (err from view): as kube-apiserver's etcd store answers an
+// object it cannot decode, a storage.StorageError "corrupt object"
+// naming its key (k8s.io/apiserver pkg/storage/errors.go,
+// NewCorruptObjError; the inner error is etcd3's corruptObjectError,
+// corrupt_obj_deleter.go), which the generic store makes a 500
+// InternalError (storage/errors/storage.go, InterpretGetError;
+// transcript 136).
+func undecodable(res *Resource, stored runtime.Object, err error) error {
+	var se storageError
+	if !errors.As(err, &se) {
+		return err
+	}
+	m := metaOf(stored)
+	key := "/" + res.GVR.Resource // the etcd key, without its /registry prefix
+	if g := res.GVR.Group; g != "" {
+		key = "/" + g + key
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		key += "/" + ns
+	}
+	key += "/" + m.GetName()
+	return apierrors.NewInternalError(fmt.Errorf("StorageError: corrupt object, Code: 7, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=%d: %w",
+		key, rvOf(stored), se.err))
+}
+
+// asStorageError makes err, if it is not an API error, a storageError.
+func asStorageError(err error) error {
+	var status apierrors.APIStatus
+	if err == nil || errors.As(err, &status) {
+		return err
+	}
+	return storageError{err}
 }
 
 func objectKey(namespace, name string) string {
@@ -153,27 +207,51 @@ func setRV(obj runtime.Object, rv uint64) {
 
 // commit stamps the next resourceVersion on obj, records the change in the
 // history and hands it to every matching watcher. Callers hold s.mu.
-func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Object) {
+//
+// For a resource kept in another version ([Hooks.ToStorage]) it first
+// converts obj to the storage version, and the caller's obj becomes what
+// a read of it through res returns; a conversion that fails (a CRD's
+// conversion webhook) refuses the change before it takes a
+// resourceVersion, and nothing is stored or sent. Otherwise commit
+// cannot fail.
+func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Object) error {
+	m := metaOf(obj)
+	key := objectKey(m.GetNamespace(), m.GetName())
+	at := storageOf(res)
+	var stored runtime.Object
+	if res.Hooks != nil && res.Hooks.ToStorage != nil {
+		if typ == watch.Deleted && s.objects[at][key] != nil {
+			// A delete stores nothing new: the object goes as it is
+			// stored, and is read back through res.
+			stored = s.objects[at][key].DeepCopyObject()
+		} else {
+			var err error
+			if stored, err = res.Hooks.ToStorage(obj); err != nil {
+				return asStorageError(err)
+			}
+		}
+		// The answer, as kube-apiserver decodes what it stored: with
+		// the resourceVersion it will have (a dry run keeps obj's).
+		if !s.dry {
+			setRV(stored, s.rv+1)
+		}
+		back, err := view(res, stored)
+		if err != nil {
+			return err
+		}
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(back).Elem())
+	}
 	if s.dry {
 		// Nothing is stored, but the answer is still what the write
 		// would answer: through the storage version and back, as
 		// kube-apiserver's dry run encodes for storage and decodes it.
-		if res.Hooks != nil && res.Hooks.ToStorage != nil {
-			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(view(res, res.Hooks.ToStorage(obj))).Elem())
-		}
-		return
+		return nil
 	}
 	s.rv++
 	setRV(obj, s.rv)
-	m := metaOf(obj)
-	key := objectKey(m.GetNamespace(), m.GetName())
-	at := storageOf(res)
-	if res.Hooks != nil && res.Hooks.ToStorage != nil {
-		// Kept in the storage version; the caller's obj becomes what
-		// a read of it through res returns.
+	if stored != nil {
+		// Kept in the storage version.
 		prev = s.objects[at][key]
-		stored := res.Hooks.ToStorage(obj)
-		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(view(res, stored)).Elem())
 		obj = stored
 	}
 	if typ == watch.Deleted {
@@ -204,11 +282,14 @@ func (s *store) commit(res *Resource, typ watch.EventType, obj, prev runtime.Obj
 		if !w.send(ev) {
 			// A watcher too slow to keep up is closed, as kube-apiserver
 			// closes it; its client re-watches from its last
-			// resourceVersion and the history replays the rest.
+			// resourceVersion and the history replays the rest. So is
+			// one that cannot read the change (its conversion failed),
+			// after an ERROR event.
 			delete(s.watchers, w)
 			w.stop()
 		}
 	}
+	return nil
 }
 
 // compact forgets the whole history: a watch or an exact list from any
@@ -250,7 +331,11 @@ func (s *store) get(res *Resource, namespace, name string) (runtime.Object, erro
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
 	}
-	return view(res, obj).DeepCopyObject(), nil
+	out, err := view(res, obj)
+	if err != nil {
+		return nil, undecodable(res, obj, err)
+	}
+	return out.DeepCopyObject(), nil
 }
 
 // validateName checks metadata.name as kube-apiserver does (transcript 31).
@@ -416,7 +501,9 @@ func (s *store) createLocked(res *Resource, namespace, manager string, obj runti
 	if err != nil {
 		return nil, err
 	}
-	s.commit(res, watch.Added, obj, nil)
+	if err := s.commit(res, watch.Added, obj, nil); err != nil {
+		return nil, err
+	}
 	committed()
 	if res.AfterCreate != nil {
 		if err := res.AfterCreate(s, obj); err != nil {
@@ -479,7 +566,10 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GroupResource(), name)
 	}
-	old = view(res, old)
+	old, err := view(res, old)
+	if err != nil {
+		return nil, err
+	}
 	// Admission: mutating, the built-in plugins (store_admission.go),
 	// then policies and webhooks (admission.go), on the object as sent
 	// and the one stored: the update handler's transformers, which
@@ -590,11 +680,15 @@ func (s *store) updateLocked(res *Resource, namespace, name, subresource, manage
 	}
 	if typ == watch.Deleted {
 		// The stored object goes, as it was (deleteWithoutFinalizers, gc.go).
-		s.commit(res, typ, old.DeepCopyObject(), old)
+		if err := s.commit(res, typ, old.DeepCopyObject(), old); err != nil {
+			return nil, err
+		}
 		committed()
 		return next.DeepCopyObject(), nil
 	}
-	s.commit(res, typ, next, old)
+	if err := s.commit(res, typ, next, old); err != nil {
+		return nil, err
+	}
 	committed()
 	return next.DeepCopyObject(), nil
 }
@@ -634,7 +728,10 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	if !ok {
 		return deleteResult{}, apierrors.NewNotFound(res.GroupResource(), name)
 	}
-	old = view(res, old)
+	old, err := view(res, old)
+	if err != nil {
+		return deleteResult{}, err
+	}
 	// Preconditions, as rest.BeforeDelete checks them before the
 	// store's deleteValidation (gc.go).
 	if err := checkDeletePreconditions(res, old, opts); err != nil {
@@ -668,7 +765,7 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 	if s.gc != nil && res.DeleteContents == nil {
 		finalizers = deletionFinalizers(finalizers, opts)
 	}
-	startDeletion := func() runtime.Object {
+	startDeletion := func() (runtime.Object, error) {
 		next := old.DeepCopyObject()
 		nm := metaOf(next)
 		nm.SetFinalizers(finalizers)
@@ -681,33 +778,48 @@ func (s *store) deleteLockedWith(res *Resource, namespace, name string, opts *me
 		if res.PrepareForDelete != nil {
 			res.PrepareForDelete(next)
 		}
-		s.commit(res, watch.Modified, next, old)
-		return next
+		return next, s.commit(res, watch.Modified, next, old)
 	}
 	switch {
 	case len(finalizers) > 0:
 		// Finalizers hold the object until an update removes the last one.
-		return deleteResult{Object: startDeletion().DeepCopyObject(), Pending: true}, nil
+		next, err := startDeletion()
+		if err != nil {
+			return deleteResult{}, err
+		}
+		return deleteResult{Object: next.DeepCopyObject(), Pending: true}, nil
 	case res.DeleteContents != nil:
 		// The kind's controller's work, done at once (a namespace's:
 		// terminate, delete the contents, then the namespace).
-		terminating := startDeletion()
+		terminating, err := startDeletion()
+		if err != nil {
+			return deleteResult{}, err
+		}
 		if err := res.DeleteContents(s, terminating); err != nil {
 			return deleteResult{}, err
 		}
-		s.commit(res, watch.Deleted, terminating.DeepCopyObject(), terminating)
+		if err := s.commit(res, watch.Deleted, terminating.DeepCopyObject(), terminating); err != nil {
+			return deleteResult{}, err
+		}
 		return deleteResult{Object: terminating.DeepCopyObject()}, nil
 	case res.GracefulDelete:
 		// A pod on no node is removed at once, but in two steps that both
 		// show up in a watch (transcripts 21, 37): MODIFIED with
 		// deletionTimestamp, then DELETED. The answer is the pod.
-		marked := startDeletion()
+		marked, err := startDeletion()
+		if err != nil {
+			return deleteResult{}, err
+		}
 		final := marked.DeepCopyObject()
-		s.commit(res, watch.Deleted, final, marked)
+		if err := s.commit(res, watch.Deleted, final, marked); err != nil {
+			return deleteResult{}, err
+		}
 		return deleteResult{Object: final.DeepCopyObject()}, nil
 	default:
 		final := old.DeepCopyObject()
-		s.commit(res, watch.Deleted, final, old)
+		if err := s.commit(res, watch.Deleted, final, old); err != nil {
+			return deleteResult{}, err
+		}
 		return deleteResult{Status: &metav1.Status{
 			Status: metav1.StatusSuccess,
 			Details: &metav1.StatusDetails{
@@ -732,7 +844,10 @@ func (s *store) deleteCollection(ctx context.Context, res *Resource, o listOptio
 	var listed []runtime.Object
 	rv := s.rv
 	for _, key := range sortedKeys(s.objects[storageOf(res)]) {
-		obj := view(res, s.objects[storageOf(res)][key])
+		obj, err := view(res, s.objects[storageOf(res)][key])
+		if err != nil {
+			return nil, err
+		}
 		m := metaOf(obj)
 		if o.Namespace != "" && m.GetNamespace() != o.Namespace || !matches(res, obj, o.Label, o.Field) {
 			continue
@@ -849,7 +964,10 @@ func (s *store) list(res *Resource, o listOptions) (runtime.Object, error) {
 		if inNamespace && metaOf(obj).GetNamespace() != o.Namespace {
 			break // past the namespace's keys
 		}
-		obj = view(res, obj)
+		obj, err := view(res, obj)
+		if err != nil {
+			return nil, err
+		}
 		if !inShard(o.Shard, obj) || !matches(res, obj, o.Label, o.Field) {
 			continue
 		}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -48,16 +49,44 @@ type watcher struct {
 func (w *watcher) stop() { w.once.Do(func() { close(w.done) }) }
 
 // send queues what ev means for this watcher; false if the watcher has
-// fallen too far behind.
+// fallen too far behind, or cannot read the change (its conversion
+// failed: then an ERROR event ends what it queued).
 func (w *watcher) send(ev event) bool {
 	if storageOf(ev.Res) != storageOf(w.res) || ev.RV <= w.startRV {
 		return true
 	}
-	we, ok := w.translate(ev)
+	we, ok, err := w.translate(ev)
+	if err != nil {
+		w.push(errorEvent(err))
+		return false
+	}
 	if !ok {
 		return true
 	}
 	return w.push(we)
+}
+
+// errorEvent is the ERROR event that ends a watch which cannot read an
+// object: its conversion failed. kube-apiserver's etcd watcher sends it
+// when it cannot decode an event, and ends the watch (k8s.io/apiserver
+// pkg/storage/etcd3/watcher.go, transformErrorToEvent: the error's
+// Status, or for the codec's own error a 500 InternalError wrapping it,
+// "Internal error occurred: ..."). Behind kube-apiserver's watch cache
+// (on by default) a client's watch is not sent it: the cache's own etcd
+// watch meets it, and the cacher ends its watches when it starts again
+// (k8s.io/apiserver pkg/storage/cacher/cacher.go, startCaching).
+func errorEvent(err error) watchEvent {
+	var status apierrors.APIStatus
+	var stored storageError
+	switch {
+	case errors.As(err, &stored):
+		status = apierrors.NewInternalError(stored.err)
+	case !errors.As(err, &status):
+		status = apierrors.NewInternalError(err)
+	}
+	st := status.Status()
+	st.Kind, st.APIVersion = "Status", "v1"
+	return watchEvent{watch.Error, &st}
 }
 
 func (w *watcher) push(we watchEvent) bool {
@@ -97,26 +126,34 @@ func (w *watcher) selects(obj runtime.Object) bool {
 // object that starts matching arrives as ADDED, and one that stops
 // matching as DELETED carrying its old state with the new
 // resourceVersion (transcript 13).
-func (w *watcher) translate(ev event) (watchEvent, bool) {
-	ev.Object, ev.Prev = view(w.res, ev.Object), view(w.res, ev.Prev)
+func (w *watcher) translate(ev event) (watchEvent, bool, error) {
+	var err error
+	if ev.Object, err = view(w.res, ev.Object); err != nil {
+		return watchEvent{}, false, err
+	}
+	if ev.Type == watch.Modified { // the previous state decides only a MODIFIED
+		if ev.Prev, err = view(w.res, ev.Prev); err != nil {
+			return watchEvent{}, false, err
+		}
+	}
 	now, before := w.selects(ev.Object), w.selects(ev.Prev)
 	switch ev.Type {
 	case watch.Added:
-		return watchEvent{watch.Added, ev.Object}, now
+		return watchEvent{watch.Added, ev.Object}, now, nil
 	case watch.Deleted:
-		return watchEvent{watch.Deleted, ev.Object}, now
+		return watchEvent{watch.Deleted, ev.Object}, now, nil
 	}
 	switch {
 	case now && before:
-		return watchEvent{watch.Modified, ev.Object}, true
+		return watchEvent{watch.Modified, ev.Object}, true, nil
 	case now:
-		return watchEvent{watch.Added, ev.Object}, true
+		return watchEvent{watch.Added, ev.Object}, true, nil
 	case before:
 		old := ev.Prev.DeepCopyObject()
 		setRV(old, ev.RV)
-		return watchEvent{watch.Deleted, old}, true
+		return watchEvent{watch.Deleted, old}, true, nil
 	}
-	return watchEvent{}, false
+	return watchEvent{}, false, nil
 }
 
 // watchOptions are the parsed, validated parameters of a watch.
@@ -145,10 +182,16 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 		ready: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	var initial []watchEvent
+	var failed error // an object the watch cannot read (its conversion)
 	synthetic := func() {
 		objs := s.objects[storageOf(res)]
 		for _, key := range sortedKeys(objs) {
-			if obj := view(res, objs[key]); w.selects(obj) {
+			obj, err := view(res, objs[key])
+			if err != nil {
+				failed = err
+				return
+			}
+			if w.selects(obj) {
 				initial = append(initial, watchEvent{watch.Added, obj})
 			}
 		}
@@ -164,7 +207,7 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 			return nil, tooLargeResourceVersion(rv, s.rv)
 		}
 		synthetic()
-		if o.AllowBookmarks {
+		if o.AllowBookmarks && failed == nil {
 			bm := res.New()
 			setRV(bm, s.rv)
 			metaOf(bm).SetAnnotations(map[string]string{InitialEventsAnnotation: "true"})
@@ -178,7 +221,7 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 			return nil, err
 		}
 		if rv != 0 {
-			if initial, err = s.replay(w, rv); err != nil {
+			if initial, failed, err = s.replay(w, rv); err != nil {
 				return nil, err
 			}
 		}
@@ -191,9 +234,18 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		if initial, err = s.replay(w, rv); err != nil {
+		if initial, failed, err = s.replay(w, rv); err != nil {
 			return nil, err
 		}
+	}
+	if failed != nil {
+		// The initial events end with the ERROR event, and so does the
+		// watch, as kube-apiserver's etcd watcher ends it when it cannot
+		// decode its initial state.
+		w.pending = append(initial, errorEvent(failed))
+		w.ready <- struct{}{}
+		w.stop()
+		return w, nil
 	}
 	w.pending = initial
 	if len(initial) > 0 {
@@ -203,27 +255,31 @@ func (s *store) watch(res *Resource, o watchOptions) (*watcher, error) {
 	return w, nil
 }
 
-// replay returns the history after rv as this watcher sees it. An rv the
+// replay returns the history after rv as this watcher sees it, up to
+// the first change it cannot read (failed: its conversion). An rv the
 // history no longer reaches is 410 Expired, with kube-apiserver's message;
 // an rv in the future simply waits for changes (transcript 22).
-func (s *store) replay(w *watcher, rv uint64) ([]watchEvent, error) {
+func (s *store) replay(w *watcher, rv uint64) (out []watchEvent, failed, err error) {
 	if rv < s.compacted {
-		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.compacted))
+		return nil, nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.compacted))
 	}
 	if rv > s.rv {
 		w.startRV = rv
-		return nil, nil
+		return nil, nil, nil
 	}
-	var out []watchEvent
 	for _, ev := range s.history {
 		if ev.RV <= rv || storageOf(ev.Res) != storageOf(w.res) {
 			continue
 		}
-		if we, ok := w.translate(ev); ok {
+		we, ok, err := w.translate(ev)
+		if err != nil {
+			return out, err, nil
+		}
+		if ok {
 			out = append(out, we)
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 func (s *store) unwatch(w *watcher) {

@@ -13,9 +13,13 @@
 // why this is a package of its own: a test that does not import it does
 // not compile that code: CEL x-kubernetes-validations (with oldSelf and
 // ratcheting of unchanged fields on update), selectableFields, and every
-// served version from one storage (conversion strategy None). Not
-// served: conversion webhooks (such a CRD is refused with 422 Invalid,
-// naming the field).
+// served version from one storage, converted as the CRD's conversion
+// strategy says: None, or Webhook, through kube-apiserver's webhook
+// converter, which POSTs ConversionReviews to the CRD's
+// conversion.webhook.clientConfig. A webhook is reached at its url; a
+// service reference is resolved to https://NAME.NAMESPACE.svc:PORT,
+// which only a machine whose DNS knows that name reaches (envtest has
+// the same limit, and its InstallCRDs writes a url on loopback).
 package crds
 
 import (

@@ -16,7 +16,8 @@ import (
 // objects: kube-apiserver's plugins create, type, convert and default
 // objects through them. The store's objects are already of the version a
 // request names (typed from client-go's scheme, or unstructured for a
-// custom resource), so a conversion is a copy.
+// custom resource), so a conversion is a copy, but for a custom resource
+// sent to a webhook of another of its versions.
 type objects struct{ server *apiserver.Server }
 
 var _ admission.ObjectInterfaces = objects{}
@@ -57,14 +58,26 @@ func (objects) Recognizes(schema.GroupVersionKind) bool { return true }
 // workshop cluster does not.
 func (objects) Default(runtime.Object) {}
 
-// Convert copies in to out, of the same version: the plugins convert a
-// patched object back into the request's, and an object into the version
-// a webhook asks for, which is its own here. Between a typed and an
-// unstructured object it converts through JSON fields.
-func (objects) Convert(in, out, _ any) error {
+// Convert copies in to out: the plugins convert a patched object back
+// into the request's version, and an object into the version a webhook
+// asks for (matchPolicy Equivalent). A built-in kind's objects are of
+// the request's version already. A custom resource of another version
+// is converted by its CRD's converter ([apiserver.Server.ConvertCustom]:
+// its conversion webhook, if it has one), as kube-apiserver converts it
+// for a webhook of another version. Between a typed and an unstructured
+// object it converts through JSON fields.
+func (o objects) Convert(in, out, _ any) error {
 	if reflect.TypeOf(in) == reflect.TypeOf(out) {
 		if u, ok := in.(*unstructured.Unstructured); ok {
-			out.(*unstructured.Unstructured).Object = runtime.DeepCopyJSON(u.Object)
+			dst := out.(*unstructured.Unstructured)
+			if want := dst.GroupVersionKind(); !want.Empty() && want.GroupVersion() != u.GroupVersionKind().GroupVersion() {
+				converted, err := o.server.ConvertCustom(u, want.GroupVersion())
+				if err != nil {
+					return err
+				}
+				u = converted.(*unstructured.Unstructured)
+			}
+			dst.Object = runtime.DeepCopyJSON(u.Object)
 			return nil
 		}
 		reflect.ValueOf(out).Elem().Set(reflect.ValueOf(in.(runtime.Object).DeepCopyObject()).Elem())

@@ -20,9 +20,10 @@
 // budget, transcripts 99, 100), ratcheting of unchanged invalid fields
 // on update (the correlated objects of apiserver/pkg/cel/common, as the
 // customresource strategy builds them, transcript 102), and a CRD's
-// converter (pkg/apiserver/conversion: field labels, and for strategy
-// None the nopConverter). Errors are kube-apiserver's 422 with field
-// paths. What this package writes itself is what apiextensions-apiserver
+// converter (pkg/apiserver/conversion: field labels, for strategy None
+// the nopConverter, for Webhook the webhookConverter, which POSTs
+// ConversionReviews to the CRD's conversion webhook: versions.go).
+// Errors are kube-apiserver's 422 with field paths. What this package writes itself is what apiextensions-apiserver
 // keeps in packages that need etcd (its registry and controllers): the
 // strategy's order of validations, the CRD's conditions, the scale
 // subresource's checks, selectable fields' values and the table
@@ -39,10 +40,29 @@
 // (transcripts 98, 103). Field selectors name a version's
 // selectableFields (transcript 104).
 //
-// Not built, and refused when a CRD is created (a 422 Invalid naming the
-// field) rather than served wrong: conversion strategy Webhook (the
-// workshop cluster calls no webhooks; kube-apiserver accepts such a
-// CRD). Not built either: the 429 "storage is
+// A conversion webhook is reached at its clientConfig.url; a
+// clientConfig.service is resolved as kube-apiserver's default resolver
+// does, to https://NAME.NAMESPACE.svc:PORT, which only a machine whose
+// DNS knows that name reaches (envtest has the same limit; its
+// InstallCRDs writes a url on loopback). What it is sent, and what a
+// client is answered when it refuses, are transcripts 135-136c
+// (conversion_test.go, recorded on kube-apiserver v1.37.2): a get that
+// cannot convert is the etcd store's 500 "corrupt object", a write is
+// refused with a 500 whose message is the converter's error. Where the
+// workshop cluster differs: kube-apiserver answers a list (136b) and a
+// watch from its watch cache, which holds each object as converted when
+// it was written, so while the webhook is down a list still answers and
+// a watch is not sent the error (the cache's own etcd watch meets it,
+// and k8s.io/apiserver's cacher.go ends the cache's watches when it
+// starts the cache again, startCaching); the
+// workshop cluster converts as it reads, so a list is refused as a
+// write is, and a watch ends at once with an ERROR event (what
+// kube-apiserver's etcd watcher sends without the cache). It calls the
+// webhook with its store locked, one object per ConversionReview, and
+// reads managedFields of another version as the nopConverter does (not
+// through the webhook, as kube-apiserver's field manager would).
+//
+// Not built: the 429 "storage is
 // (re)initializing" a watch meets right after a CRD is established
 // (transcript 89a; here the kind is ready at once). On kube-apiserver it
 // lasts while the new resource's watch cache starts, so whether a watch
@@ -179,8 +199,7 @@ func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsin
 
 // validateCRD is apiextensions-apiserver's strategy Validate and
 // ValidateUpdate (registry/customresourcedefinition/strategy.go), with
-// its own validation functions; and what the workshop cluster does not
-// build, refused.
+// its own validation functions.
 func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
 	// What will be stored: the store validates before it defaults, and
 	// upstream's PrepareForCreate sets storedVersions before Validate.
@@ -211,21 +230,7 @@ func validateCRD(obj, old runtime.Object, subresource string) field.ErrorList {
 		}
 		errs = apiextensionsvalidation.ValidateCustomResourceDefinitionUpdate(ctx, crd, oldCRD)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return unsupported(crd)
-}
-
-// unsupported refuses what a CRD may ask for and the workshop cluster
-// does not do, rather than serving it wrong: conversion webhooks (it
-// calls no webhooks).
-func unsupported(crd *apiextensionsinternal.CustomResourceDefinition) field.ErrorList {
-	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsinternal.WebhookConverter {
-		return field.ErrorList{field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
-			[]string{string(apiextensionsinternal.NoneConverter)})}
-	}
-	return nil
+	return errs
 }
 
 // prepare is what apiextensions-apiserver's controllers do after a CRD
@@ -412,7 +417,9 @@ func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, e
 		Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue, LastTransitionTime: now,
 		Reason: "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
 	})
-	tx.Commit(res, watch.Modified, crd)
+	if err := tx.Commit(res, watch.Modified, crd); err != nil {
+		return nil, err
+	}
 	answer := crd.DeepCopy()
 	if tx.DryRun() {
 		return answer, nil
@@ -425,7 +432,9 @@ func (h *handler) delete(tx apiserver.Tx, obj runtime.Object) (runtime.Object, e
 		}
 		delete(h.served, crd.Name)
 	}
-	tx.Commit(res, watch.Deleted, crd.DeepCopy())
+	if err := tx.Commit(res, watch.Deleted, crd.DeepCopy()); err != nil {
+		return nil, err
+	}
 	return answer, nil
 }
 
@@ -511,8 +520,8 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		// One storage for every version, as kube-apiserver's: each
 		// reads and writes it through the CRD's converter.
 		r.Hooks.StorageVersion = st.version
-		r.Hooks.ToStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, v.Name, st.version) }
-		r.Hooks.FromStorage = func(obj runtime.Object) runtime.Object { return st.convert(obj, st.version, v.Name) }
+		r.Hooks.ToStorage = func(obj runtime.Object) (runtime.Object, error) { return st.convert(obj, v.Name, st.version) }
+		r.Hooks.FromStorage = func(obj runtime.Object) (runtime.Object, error) { return st.convert(obj, st.version, v.Name) }
 	}
 	r.Fields, r.FieldLabel = selectableFields(gvk, v.SelectableFields, st.converter)
 	if scale != nil {

@@ -13,18 +13,29 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/util/jsonpath"
 )
 
 // A CRD's versions share one storage, as in kube-apiserver: objects are
 // kept in the storage version, and each served version reads and
 // writes them through the CRD's converter (apiextensions-apiserver's
-// pkg/apiserver/conversion; for conversion strategy None its
-// nopConverter, which rewrites apiVersion). What crdHandler's codecs
-// add around the converter is done here as they do it: a stored object
-// is defaulted with the storage version's schema as it is read
+// pkg/apiserver/conversion: for conversion strategy None its
+// nopConverter, which rewrites apiVersion; for Webhook its
+// webhookConverter, which POSTs a ConversionReview to the CRD's
+// conversion webhook). What crdHandler's codecs add around the
+// converter is done here as they do it: a stored object is defaulted
+// with the storage version's schema as it is read
 // (unstructuredDefaulter), and an object converted to a version is
 // pruned with that version's schema (schemaCoercingConverter).
+//
+// A conversion webhook is called with the store locked (the store
+// converts inside its writes and reads): while it answers, the cluster
+// answers no one else. A webhook must not call the cluster back while it
+// converts (controller-runtime's does not), and one that does not answer
+// holds the cluster until the webhook client's timeout, 30 s
+// (k8s.io/apiserver pkg/util/webhook/authentication.go,
+// setGlobalDefaults, which also sends it as ?timeout=30s).
 
 // storageKey names a CRD's storage (apiserver.Hooks.Storage): its name.
 type storageKey string
@@ -52,7 +63,14 @@ func newStorage(crd *apiextensionsv1.CustomResourceDefinition) (*storage, error)
 		}
 		st.schemas[v.Name] = s
 	}
-	factory, err := conversion.NewCRConverterFactory(nil, nil)
+	// kube-apiserver's default service resolver (as
+	// apiextensions-apiserver's NewCustomResourceDefinitionHandler is
+	// given): it resolves a clientConfig.service to
+	// https://NAME.NAMESPACE.svc:PORT, which the workshop cluster, like
+	// envtest, cannot reach (a test's webhook names its url). No
+	// wrapper of the webhook's client: kube-apiserver's adds its egress
+	// selector and tracing.
+	factory, err := conversion.NewCRConverterFactory(webhook.NewDefaultServiceResolver(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -71,21 +89,33 @@ func newStorage(crd *apiextensionsv1.CustomResourceDefinition) (*storage, error)
 // convert returns a copy of obj, an object of version from, in version
 // to: defaulted with from's schema when from is the storage version
 // (a read), converted, and pruned with to's schema.
-func (st *storage) convert(obj runtime.Object, from, to string) runtime.Object {
+//
+// The converter is given the object without its resourceVersion, as
+// kube-apiserver's is: its etcd store clears it before it encodes an
+// object (PrepareObjectForStorage) and sets it after it decodes one, so
+// a conversion webhook never sees one.
+//
+// A conversion that fails (the webhook cannot be reached, refuses, or
+// answers wrong) returns the converter's error as it is, as
+// kube-apiserver's storage codec does; the store answers it (a 500
+// whose message is the error).
+func (st *storage) convert(obj runtime.Object, from, to string) (runtime.Object, error) {
 	u := obj.(*unstructured.Unstructured).DeepCopy()
 	if s := st.schemas[from]; from == st.version && s != nil && s.structural != nil {
 		defaulting.Default(u.Object, s.structural)
 	}
-	out, err := st.converter.ConvertToVersion(u, schema.GroupVersion{Group: st.group, Version: to})
+	rv := u.GetResourceVersion()
+	u.SetResourceVersion("")
+	converted, err := st.converter.ConvertToVersion(u, schema.GroupVersion{Group: st.group, Version: to})
 	if err != nil {
-		// nopConverter fails only for a version the CRD does not
-		// have, which a served resource never asks for.
-		panic(fmt.Sprintf("crd: converting %v to %s: %v", u.GroupVersionKind(), to, err))
+		return nil, err
 	}
+	out := converted.(*unstructured.Unstructured)
 	if s := st.schemas[to]; s != nil && s.structural != nil {
-		pruning.PruneWithOptions(out.(*unstructured.Unstructured).Object, s.structural, true, structuralschema.UnknownFieldPathOptions{})
+		pruning.PruneWithOptions(out.Object, s.structural, true, structuralschema.UnknownFieldPathOptions{})
 	}
-	return out
+	out.SetResourceVersion(rv)
+	return out, nil
 }
 
 // selectableFields is a version's field selectors: the CRD's

@@ -2,12 +2,18 @@ package crd
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsfeatures "k8s.io/apiextensions-apiserver/pkg/features"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,9 +67,8 @@ func TestCRDRealK8s(t *testing.T) {
 // TestCRDVersionsShareStorage: a watch through one version sees what is
 // written through the other, in its own version and pruned with its own
 // schema; a version no longer served leaves the objects to the others,
-// and serving it again shows them; conversion strategy Webhook is still
-// refused (the workshop cluster calls no webhooks; kube-apiserver
-// accepts such a CRD).
+// and serving it again shows them; a CRD of conversion strategy Webhook
+// is served, and what needs converting fails while its webhook is down.
 func TestCRDVersionsShareStorage(t *testing.T) {
 	c := newClient(t)
 	c.do(http.MethodPost, "/api/v1/namespaces", []byte(`{"metadata":{"name":"wt-29d"}}`), "")
@@ -123,13 +128,81 @@ func TestCRDVersionsShareStorage(t *testing.T) {
 		t.Errorf("v1beta1 served again: %v, %v", got, err)
 	}
 
-	// Conversion strategy Webhook: refused.
+	// Conversion strategy Webhook: served, its converter calling the
+	// webhook (examples/widget-controller's TestWidgetConversion has a
+	// controller-runtime one). This one refuses every ConversionReview:
+	// what is stored in v1 is read through v1, and not through v1beta1
+	// (kube-apiserver's converter's error, answered 500).
+	var reviews []apiextensionsv1.ConversionReview
+	var mu sync.Mutex
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "not a ConversionReview", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		reviews = append(reviews, review)
+		mu.Unlock()
+		review.Response = &apiextensionsv1.ConversionResponse{UID: review.Request.UID,
+			Result: metav1.Status{Status: metav1.StatusFailure, Message: "doodads are not converted here"}}
+		review.Request = nil
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	defer hook.Close()
+	caBundle := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
 	webhook := strings.Replace(string(crdJSON), `"gizmos.wt29d.example.com"`, `"doodads.wt29d.example.com"`, 1)
 	webhook = strings.NewReplacer(`"plural":"gizmos"`, `"plural":"doodads"`, `"singular":"gizmo"`, `"singular":"doodad"`, `"kind":"Gizmo"`, `"kind":"Doodad"`, `"listKind":"GizmoList"`, `"listKind":"DoodadList"`).Replace(webhook)
-	webhook = strings.Replace(webhook, `"scope":"Namespaced",`, `"scope":"Namespaced","conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"https://example.com/convert"}}},`, 1)
-	code, _, body := c.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", []byte(webhook), "")
-	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), `spec.conversion.strategy: Unsupported value: \"Webhook\": supported values: \"None\"`) {
-		t.Errorf("Webhook conversion: HTTP %d: %s", code, body)
+	webhook = strings.Replace(webhook, `"scope":"Namespaced",`, `"scope":"Namespaced","conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"`+hook.URL+`/convert","caBundle":"`+caBundle+`"}}},`, 1)
+	if code, _, body := c.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", []byte(webhook), ""); code != http.StatusCreated {
+		t.Fatalf("Webhook conversion CRD: HTTP %d: %s", code, body)
+	}
+	d := `{"apiVersion":"wt29d.example.com/v1","kind":"Doodad","metadata":{"name":"d1"},"spec":{"color":"red","minReplicas":1,"maxReplicas":2}}`
+	if code, _, body := c.do(http.MethodPost, "/apis/wt29d.example.com/v1/namespaces/wt-29d/doodads", []byte(d), ""); code != http.StatusCreated {
+		t.Errorf("v1 create, stored as it is: HTTP %d: %s", code, body)
+	}
+	if code, _, body := c.do(http.MethodGet, "/apis/wt29d.example.com/v1/namespaces/wt-29d/doodads/d1", nil, ""); code != http.StatusOK {
+		t.Errorf("v1 get: HTTP %d: %s", code, body)
+	}
+	mu.Lock()
+	if len(reviews) != 0 {
+		t.Errorf("the webhook was called %d times for v1, the storage version", len(reviews))
+	}
+	mu.Unlock()
+	for path, want := range map[string]string{
+		"/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads/d1": `"message":"Internal error occurred: StorageError: corrupt object, Code: 7, Key: /wt29d.example.com/doodads/wt-29d/d1, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=`,
+		"/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads":    `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"conversion webhook for wt29d.example.com/v1, Kind=Doodad failed: doodads are not converted here","code":500}`,
+	} {
+		if code, _, body := c.do(http.MethodGet, path, nil, ""); code != http.StatusInternalServerError || !strings.Contains(string(body), want) ||
+			!strings.Contains(string(body), "conversion webhook for wt29d.example.com/v1, Kind=Doodad failed: doodads are not converted here") {
+			t.Errorf("GET %s, webhook refusing: HTTP %d: %s\nwant 500: %s", path, code, body, want)
+		}
+	}
+	// What the webhook was sent: the stored object, without its
+	// resourceVersion (kube-apiserver converts what etcd holds), to be
+	// converted to v1beta1.
+	mu.Lock()
+	if len(reviews) != 2 {
+		t.Fatalf("the webhook was sent %d ConversionReviews, want 2", len(reviews))
+	}
+	for _, r := range reviews {
+		var obj map[string]any
+		if len(r.Request.Objects) == 1 {
+			_ = json.Unmarshal(r.Request.Objects[0].Raw, &obj)
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		if r.Request.DesiredAPIVersion != "wt29d.example.com/v1beta1" || obj["apiVersion"] != "wt29d.example.com/v1" || meta["name"] != "d1" || meta["resourceVersion"] != nil {
+			t.Errorf("ConversionReview: to %s, objects %s", r.Request.DesiredAPIVersion, r.Request.Objects)
+		}
+	}
+	mu.Unlock()
+	d1beta1 := strings.NewReplacer(`/v1"`, `/v1beta1"`, `"d1"`, `"d2"`).Replace(d)
+	if code, _, body := c.do(http.MethodPost, "/apis/wt29d.example.com/v1beta1/namespaces/wt-29d/doodads", []byte(d1beta1), ""); code != http.StatusInternalServerError ||
+		!strings.Contains(string(body), `"message":"conversion webhook for wt29d.example.com/v1beta1, Kind=Doodad failed: doodads are not converted here"`) {
+		t.Errorf("v1beta1 create, webhook refusing: HTTP %d: %s", code, body)
+	}
+	if code, _, body := c.do(http.MethodGet, "/apis/wt29d.example.com/v1/namespaces/wt-29d/doodads/d2", nil, ""); code != http.StatusNotFound {
+		t.Errorf("v1beta1 create refused, yet stored: HTTP %d: %s", code, body)
 	}
 }
 

@@ -25,16 +25,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	examplev1 "github.com/informer-walkthrough/informer-walkthrough/examples/widget-controller/api/v1"
+	examplev2 "github.com/informer-walkthrough/informer-walkthrough/examples/widget-controller/api/v2"
 	"github.com/informer-walkthrough/informer-walkthrough/workshop"
 	"github.com/informer-walkthrough/informer-walkthrough/workshop/crds"
 	"github.com/informer-walkthrough/informer-walkthrough/workshop/webhooks"
 )
 
 // What kubebuilder's webhook_suite_test.go does on envtest, on a
-// workshop cluster: the CRD installed, the webhook configurations
-// installed by envtest's WebhookInstallOptions (which rewrites their
-// service references into a url on loopback and makes a CA), and a
-// manager serving the webhooks there.
+// workshop cluster, in envtest.Environment's order: envtest's
+// WebhookInstallOptions prepared (a CA, a port on loopback), the CRD
+// installed by envtest's InstallCRDs (which, given those options and a
+// scheme in which the Widget is convertible, sets the CRD's conversion
+// strategy to Webhook, at https://127.0.0.1:PORT/convert), the webhook
+// configurations installed (their service references rewritten into a
+// url there), and a manager serving the webhooks: the defaulting and
+// validating ones, and the conversion webhook, which controller-runtime
+// adds for a kind with a Hub and a Convertible version.
 
 var (
 	crdPaths     = []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}
@@ -49,6 +55,9 @@ func TestMain(m *testing.M) {
 	if err := examplev1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
+	if err := examplev2.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
 	ctrl.SetLogger(logr.Discard())
 	os.Exit(m.Run())
 }
@@ -57,16 +66,28 @@ func TestMain(m *testing.M) {
 // Widget CRD and its webhook configurations installed and a manager
 // serving the webhooks, until t ends; it returns the cluster's config.
 func startWebhooks(t testing.TB) *rest.Config {
+	cfg, _ := startWebhooksStoppable(t)
+	return cfg
+}
+
+// startWebhooksStoppable is startWebhooks, and also returns what stops
+// the manager (its webhook server with it) before t ends.
+func startWebhooksStoppable(t testing.TB) (*rest.Config, func()) {
 	t.Helper()
 	c := workshop.Start(t, crds.Served(), webhooks.Served())
-	if _, err := crds.Install(t.Context(), c, crdPaths); err != nil {
-		t.Fatal(err)
-	}
 	opts := envtest.WebhookInstallOptions{Paths: webhookPaths}
-	if err := opts.Install(c.Config()); err != nil {
+	if err := opts.PrepWithoutInstalling(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = opts.Cleanup() })
+	if _, err := envtest.InstallCRDs(c.Config(), envtest.CRDInstallOptions{
+		Paths: crdPaths, Scheme: scheme, WebhookOptions: opts, ErrorIfPathMissing: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := opts.Install(c.Config()); err != nil {
+		t.Fatal(err)
+	}
 
 	mgr, err := ctrl.NewManager(c.Config(), ctrl.Options{
 		Scheme:  scheme,
@@ -89,8 +110,8 @@ func startWebhooks(t testing.TB) *rest.Config {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	t.Cleanup(wg.Wait)
-	t.Cleanup(cancel)
+	stop := func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
 
 	// Wait for the webhook server to listen, as kubebuilder's suite does.
 	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
@@ -104,7 +125,7 @@ func startWebhooks(t testing.TB) *rest.Config {
 	if err != nil {
 		t.Fatalf("waiting for the webhook server: %v", err)
 	}
-	return c.Config()
+	return c.Config(), stop
 }
 
 func newClient(t testing.TB, cfg *rest.Config) client.Client {
