@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,6 +195,17 @@ func (a *tracedAnswer) record() {
 // event with a newline), then the stream's end. Not who ended it: when
 // a chapter stops a watch, the server's end, the client's close and the
 // cancelled read race, and which comes first is beside the point.
+//
+// Nor what a read returns once its reader closed the stream: closing a
+// response body does not end a read already under way on another
+// goroutine (a StreamWatcher's receive), and the server sends to a
+// watch until it sees the connection go, so such a read can still return
+// an event of the chapter's next step (the first write after a step
+// stopped its informers). Nobody gets it: StreamWatcher.Stop closes done
+// before it closes the body, and receive, finding done closed and its
+// consumer gone, drops what it decodes then (apimachinery v0.37.2,
+// pkg/watch/streamwatcher.go#L103-L104 and #L137). Whether it is read at
+// all is a race; it is not recorded.
 type tracedStream struct {
 	io.ReadCloser
 	json     bool
@@ -201,10 +213,14 @@ type tracedStream struct {
 	receiver string // the client-go function that reads the stream, or ""
 	partial  []byte
 	once     sync.Once
+	closed   atomic.Bool // its reader closed it
 }
 
 func (s *tracedStream) Read(p []byte) (int, error) {
 	n, err := s.ReadCloser.Read(p)
+	if s.closed.Load() { // relayed, not recorded; Close recorded the end
+		return n, err
+	}
 	switch {
 	case s.json:
 		s.partial = append(s.partial, p[:n]...)
@@ -238,6 +254,7 @@ func (s *tracedStream) Read(p []byte) (int, error) {
 }
 
 func (s *tracedStream) Close() error {
+	s.closed.Store(true) // before the close: a read it ends returns after
 	s.once.Do(s.end)
 	return s.ReadCloser.Close()
 }
