@@ -250,6 +250,12 @@ var sourceVaries = []vary{
 		"after a resync (tools/cache/reflector.go#L528) the loop asks for its next timer " +
 			"(reflector.go#L534), which may be after the step, which waits for the resync's " +
 			"deltas, has ended", ""},
+	{"03-reflector", "Step 7.", "(*Decoder).Decode",
+		"step 6 ends once the relist's BOOKMARK is handed over (apimachinery " +
+			"pkg/watch/streamwatcher.go#L139); the watch's decoding goroutine then loops " +
+			"to its next Decode (streamwatcher.go#L114), which waits on a stream that sends " +
+			"nothing more: entered before step 7's heading or after, whichever ran first " +
+			"(step 7 makes no request)", ""},
 	{"03-reflector", "Step 3.", "isDup",
 		"dedupDeltas compares deltas only when an object has two queued at once " +
 			"(client-go tools/cache/delta_fifo.go#L445): whether the informer popped the " +
