@@ -222,6 +222,8 @@ var sourceVaries = []vary{
 			"after the step has gone on to its next heading", ""},
 	{"07-controller", "", "(*Typed[...]).ShuttingDown", workerAgain, ""},
 	{"07-controller", "", "(waitForPriorityQueue[...]).Len", workerAgain, ""},
+	{"10-lifecycle", "", "(waitForPriorityQueue[...]).Len", waitingLoop, ""},
+	{"10-lifecycle", "", "(*Typed[...]).ShuttingDown", waitingLoop, ""},
 	{"07-controller", "Step 1.", "(*cache).Add",
 		"the step's two creates arrive back to back: popped one by one they go to the store " +
 			"through Add, popped as one batch through a transaction (see batched)", ""},
@@ -299,6 +301,14 @@ const stoppedBefore = "step 4's cache is stopped just before step 5's heading (m
 // workerAgain is why a worker's next Get may fall in the next step.
 const workerAgain = "a worker goes back to the queue's Get after each sync, and that call " +
 	"may come after the step's last line"
+
+// waitingLoop is why the first steps of a delaying queue's goroutine
+// may fall in a later step than the one that made the queue.
+const waitingLoop = "step 2 makes a rate-limited queue, whose delaying queue starts its " +
+	"waiting loop in a goroutine (util/workqueue/delaying_queue.go#L157); the loop's " +
+	"heap.Init calls Len (delaying_queue.go#L286) and its first pass ShuttingDown " +
+	"(delaying_queue.go#L291). Nothing the step can wait for says that goroutine has run: " +
+	"under load it first ran after step 3's heading, once the queue was shut down"
 
 // watchStart is why the start of a reflector's watch may fall in the
 // next step.
