@@ -248,8 +248,6 @@ var sourceVaries = []vary{
 	{"03-reflector", "Step 1.", "(*Reflector).resyncChan", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).startResync", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).watchWithResync.func2", resyncStart, ""},
-	{"03-reflector", "Step 7.", "(*Reflector).resyncChan", resyncNext, ""},
-	{"03-reflector", "Step 8.", "(*Reflector).resyncChan", resyncNext, ""},
 	{"03-reflector", "Step 7.", "(*Decoder).Decode",
 		"step 6 ends once the relist's BOOKMARK is handed over (apimachinery " +
 			"pkg/watch/streamwatcher.go#L139); the watch's decoding goroutine then loops " +
@@ -307,12 +305,6 @@ const waitingLoop = "step 2 makes a rate-limited queue, whose delaying queue sta
 	"heap.Init calls Len (delaying_queue.go#L286) and its first pass ShuttingDown " +
 	"(delaying_queue.go#L291). Nothing the step can wait for says that goroutine has run: " +
 	"under load it first ran after step 3's heading, once the queue was shut down"
-
-// resyncNext is why 03's step 7's next resync timer may be asked for in
-// step 8.
-const resyncNext = "after step 7's resync (tools/cache/reflector.go#L528) the loop asks " +
-	"for its next timer (reflector.go#L534), which may be after the step, which waits " +
-	"for the resync's deltas, has ended: in step 7 or in step 8"
 
 // watchStart is why the start of a reflector's watch may fall in the
 // next step.
