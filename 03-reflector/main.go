@@ -416,7 +416,12 @@ func matchesServer(ctx context.Context, c *cluster.Cluster, store cache.Store) (
 func resyncFromMemory(ctx context.Context, out io.Writer, c *cluster.Cluster, p *pipeline) error {
 	startStep(out, c, "Step 7. Resync: the reflector's fake clock moves 30s on")
 	p.clock.Step(resyncPeriod) // the timer step 6 saw armed fires
-	return p.printRequestsAndPipeline(ctx, out, c, 0, 2)
+	if err := p.printRequestsAndPipeline(ctx, out, c, 0, 2); err != nil {
+		return err
+	}
+	// After the resync the reflector arms its next timer: the step
+	// ends once it has, not before or after as its goroutine runs.
+	return p.awaitResyncTimer(ctx)
 }
 
 // stopPipeline stops the pipeline and checks that nothing arrived that

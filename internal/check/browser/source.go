@@ -138,7 +138,8 @@ const notesJS = `(() => {
   const tl = {}, titles = {};
   for (const t of document.querySelectorAll('#tl text[data-note-lane]')) tl[t.dataset.noteLane] = t.textContent;
   for (const el of document.querySelectorAll('#lanes .lane.untapped')) titles[el.dataset.lane] = el.title;
-  return {tl, titles};
+  const note = document.getElementById('store-note');
+  return {tl, titles, store: note.hidden ? '' : note.textContent};
 })()`
 
 // CheckSource checks, on a page that has opened tr (see Browser.Open,
@@ -147,7 +148,9 @@ const notesJS = `(() => {
 // first and its last position, what each lane with no event in the run
 // says on the timeline and in its title ("ran ×N, counted, not
 // sequenced", N the sum of the counts of the step's functions whose part
-// is the lane), and, with the source pane open, the step's files (all its
+// is the lane), what the store panel says when the store lane has no
+// event (what the step counted of the store's code: wantStoreNote), and,
+// with the source pane open, the step's files (all its
 // source messages added up, by path), then each file in turn: its count
 // and part, its functions with their counts and links to their lines at
 // the module's tag, its text line by line, and the lines that ran with
@@ -190,7 +193,10 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			if err := b.Eval(fmt.Sprintf("(tracePage.source(false), tracePage.seekSeq(%d))", seq), new(any)); err != nil {
 				t.Fatal(err)
 			}
-			var notes struct{ TL, Titles map[string]string }
+			var notes struct {
+				TL, Titles map[string]string
+				Store      string
+			}
 			if err := b.Eval(notesJS, &notes); err != nil {
 				t.Fatal(err)
 			}
@@ -212,6 +218,9 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			}
 			if !maps.Equal(notes.TL, wantTL) || !maps.Equal(notes.Titles, want) {
 				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, notes.TL, notes.Titles, want)
+			}
+			if w := wantStoreNote(tr, tapped, files, lanes); notes.Store != w {
+				t.Errorf("%s: the store panel says\n %q\nwant\n %q", where, notes.Store, w)
 			}
 			var open bool
 			if err := b.Eval("tracePage.source(true)", &open); err != nil {
@@ -258,6 +267,63 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 	if err := b.Eval("tracePage.source(false)", new(any)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storeNoteFuncs is how many functions the store panel names (the
+// page's STORE_NOTE_FUNCS).
+const storeNoteFuncs = 3
+
+// wantStoreNote is what the store panel says at a step of a finished
+// run, "" when it lists the store (the store lane has events): with
+// sources, what the step ran of the part "store" (lanes, files: the
+// step's, from wantSource), its functions by count, most first, then
+// by name.
+func wantStoreNote(tr trace.Trace, tapped []bool, files []paneFile, lanes map[string]int) string {
+	store := slices.IndexFunc(tr.Lanes, func(n string) bool {
+		n = strings.ToLower(n)
+		return strings.Contains(n, "store") || strings.Contains(n, "indexer")
+	})
+	switch {
+	case store < 0:
+		return "this chapter has no store lane"
+	case tapped[store]:
+		return ""
+	}
+	const untapped = "this chapter's store is not tapped"
+	if len(tr.Sources) == 0 {
+		return untapped
+	}
+	name := tr.Lanes[store]
+	n := lanes[name]
+	if n == 0 {
+		return untapped + "; none of its code counted in this step"
+	}
+	by := map[string]int{}
+	for _, f := range files {
+		if f.Part != name {
+			continue
+		}
+		for _, fn := range f.Funcs {
+			var c int
+			fmt.Sscanf(fn.Count, "×%d", &c)
+			if c > 0 {
+				by[fn.Name] += c
+			}
+		}
+	}
+	names := slices.SortedFunc(maps.Keys(by), func(x, y string) int {
+		return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y))
+	})
+	var shown []string
+	for _, fn := range names[:min(storeNoteFuncs, len(names))] {
+		shown = append(shown, fmt.Sprintf("%s ×%d", fn, by[fn]))
+	}
+	more := ""
+	if len(names) > storeNoteFuncs {
+		more = fmt.Sprintf(" and %d more", len(names)-storeNoteFuncs)
+	}
+	return fmt.Sprintf("%s; in this step its code ran ×%d, counted, not sequenced: %s%s (s shows the lines)",
+		untapped, n, strings.Join(shown, ", "), more)
 }
 
 func checkFile(t testing.TB, where string, f paneFile, p shownPane, text string) {

@@ -467,3 +467,40 @@ func TestNoSourceNoPane(t *testing.T) {
 		t.Errorf("the page logged an error: %s", e)
 	}
 }
+
+// TestStoreNote pins what the store panel says of a step whose store
+// code was counted though its lane has no event: the count, then the
+// functions most entered first (by name where counts tie), the first
+// storeNoteFuncs of them, then how many more.
+func TestStoreNote(t *testing.T) {
+	tr := trace.Trace{Lanes: trace.Lanes, Sources: []trace.SourceStep{{}}}
+	tapped := make([]bool, len(trace.Lanes))
+	fn := func(name string, n int) paneFunc { return paneFunc{Name: name, Count: fmt.Sprintf("×%d", n)} }
+	files := []paneFile{
+		{Part: "store", Funcs: []paneFunc{fn("(*cache).Add", 2), fn("(*cache).Update", 1)}},
+		{Part: "store", Funcs: []paneFunc{fn("(*threadSafeMap).Add", 2), fn("(*threadSafeMap).Update", 1), fn("(*cache).Add", 1)}},
+		{Part: "FIFO", Funcs: []paneFunc{fn("(*RealFIFO).Pop", 9)}},
+	}
+	cases := []struct {
+		name  string
+		tr    trace.Trace
+		lanes map[string]int
+		want  string
+	}{
+		{"counted", tr, map[string]int{"store": 7, "FIFO": 9},
+			"this chapter's store is not tapped; in this step its code ran ×7, counted, not sequenced: " +
+				"(*cache).Add ×3, (*threadSafeMap).Add ×2, (*cache).Update ×1 and 1 more (s shows the lines)"},
+		{"nothing counted", tr, map[string]int{"FIFO": 9},
+			"this chapter's store is not tapped; none of its code counted in this step"},
+		{"no sources", trace.Trace{Lanes: trace.Lanes}, nil, "this chapter's store is not tapped"},
+	}
+	for _, c := range cases {
+		if got := wantStoreNote(c.tr, tapped, files, c.lanes); got != c.want {
+			t.Errorf("%s: %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	tapped[trace.Store] = true
+	if got := wantStoreNote(tr, tapped, files, nil); got != "" {
+		t.Errorf("with the store tapped: %q, want the store listed", got)
+	}
+}

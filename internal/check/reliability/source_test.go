@@ -1,8 +1,12 @@
 package reliability
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/browser"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/source"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
@@ -217,6 +222,8 @@ var sourceVaries = []vary{
 			"after the step has gone on to its next heading", ""},
 	{"07-controller", "", "(*Typed[...]).ShuttingDown", workerAgain, ""},
 	{"07-controller", "", "(waitForPriorityQueue[...]).Len", workerAgain, ""},
+	{"10-lifecycle", "", "(waitForPriorityQueue[...]).Len", waitingLoop, ""},
+	{"10-lifecycle", "", "(*Typed[...]).ShuttingDown", waitingLoop, ""},
 	{"07-controller", "Step 1.", "(*cache).Add",
 		"the step's two creates arrive back to back: popped one by one they go to the store " +
 			"through Add, popped as one batch through a transaction (see batched)", ""},
@@ -241,10 +248,12 @@ var sourceVaries = []vary{
 	{"03-reflector", "Step 1.", "(*Reflector).resyncChan", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).startResync", resyncStart, ""},
 	{"03-reflector", "Step 1.", "(*Reflector).watchWithResync.func2", resyncStart, ""},
-	{"03-reflector", "Step 7.", "(*Reflector).resyncChan",
-		"after a resync (tools/cache/reflector.go#L528) the loop asks for its next timer " +
-			"(reflector.go#L534), which may be after the step, which waits for the resync's " +
-			"deltas, has ended", ""},
+	{"03-reflector", "Step 7.", "(*Decoder).Decode",
+		"step 6 ends once the relist's BOOKMARK is handed over (apimachinery " +
+			"pkg/watch/streamwatcher.go#L139); the watch's decoding goroutine then loops " +
+			"to its next Decode (streamwatcher.go#L114), which waits on a stream that sends " +
+			"nothing more: entered before step 7's heading or after, whichever ran first " +
+			"(step 7 makes no request)", ""},
 	{"03-reflector", "Step 3.", "isDup",
 		"dedupDeltas compares deltas only when an object has two queued at once " +
 			"(client-go tools/cache/delta_fifo.go#L445): whether the informer popped the " +
@@ -288,6 +297,14 @@ const stoppedBefore = "step 4's cache is stopped just before step 5's heading (m
 // workerAgain is why a worker's next Get may fall in the next step.
 const workerAgain = "a worker goes back to the queue's Get after each sync, and that call " +
 	"may come after the step's last line"
+
+// waitingLoop is why the first steps of a delaying queue's goroutine
+// may fall in a later step than the one that made the queue.
+const waitingLoop = "step 2 makes a rate-limited queue, whose delaying queue starts its " +
+	"waiting loop in a goroutine (util/workqueue/delaying_queue.go#L157); the loop's " +
+	"heap.Init calls Len (delaying_queue.go#L286) and its first pass ShuttingDown " +
+	"(delaying_queue.go#L291). Nothing the step can wait for says that goroutine has run: " +
+	"under load it first ran after step 3's heading, once the queue was shut down"
 
 // watchStart is why the start of a reflector's watch may fall in the
 // next step.
@@ -349,7 +366,11 @@ func TestSourceBadInput(t *testing.T) {
 // TestSourceTrace: with --source and --trace, the trace holds each
 // step's report for the page (trace.RecordSource), at the index of the
 // step that ran it, with every file's text, and each function's line in
-// that text is its declaration's.
+// that text is its declaration's. Then the page, in Chromium, shows it
+// (browser.CheckSource): each step's source pane and the lanes the
+// chapter has no tap on, which say what was counted there. The chapters
+// are one of each kind of pipeline (sourcePages); one of them runs with
+// --view too, and its live page is checked as well as its file.
 func TestSourceTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds client-go with coverage (about a minute of CPU)")
@@ -360,17 +381,25 @@ func TestSourceTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ch := range chs {
-		if ch.name != "02-deltafifo" && ch.name != "05-informer" {
-			continue // one in memory, one on the cluster
+		if !slices.Contains(sourcePages, ch.name) {
+			continue
 		}
 		t.Run(ch.name, func(t *testing.T) {
 			t.Parallel()
 			file := filepath.Join(t.TempDir(), "t.html")
 			ctx, cancel := context.WithTimeout(t.Context(), 4*limit)
 			defer cancel()
-			cmd, stdout, stderr := ch.command(ctx, env(t, append(goEnv(t), "GOCOVERDIR="+t.TempDir())...), "--source", "--trace", file)
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v; stderr:\n%s", err, stderr)
+			e := env(t, append(goEnv(t), "GOCOVERDIR="+t.TempDir())...)
+			var stdout *bytes.Buffer
+			var b *browser.Browser // the live page's, with --view
+			if ch.name == sourceLive {
+				stdout, b = runLive(t, ctx, cancel, ch, e, "--source", "--trace", file)
+			} else {
+				cmd, out, stderr := ch.command(ctx, e, "--source", "--trace", file)
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%v; stderr:\n%s", err, stderr)
+				}
+				stdout = out
 			}
 			page, err := os.ReadFile(file)
 			if err != nil {
@@ -415,6 +444,96 @@ func TestSourceTrace(t *testing.T) {
 			if len(tr.Steps) != step+1 {
 				t.Errorf("the trace has %d steps, the output %d headings", len(tr.Steps), step+1)
 			}
+			if browser.Find() == "" {
+				t.Log("no Chromium found: the source pane is not checked in a browser (apt-get install chromium, or set $CHROME)")
+				return
+			}
+			if b != nil {
+				t.Run("live", func(t *testing.T) { browser.CheckSource(t, b, tr) })
+			} else {
+				b = browser.Start(t)
+			}
+			t.Run("file", func(t *testing.T) {
+				if err := b.Open("file://"+file, true); err != nil {
+					t.Fatal(err)
+				}
+				browser.CheckSource(t, b, tr)
+			})
+			for _, e := range b.Errors() {
+				t.Errorf("the page logged an error: %s", e)
+			}
 		})
 	}
+}
+
+// sourcePages are the chapters whose --source pages TestSourceTrace
+// checks: one of each kind of pipeline. 02's DeltaFIFO runs in memory
+// (no lane but its own is tapped); 03's reflector, 05's informer, 07's
+// controller and 11's controller-runtime cache each run on the cluster
+// with taps on other parts.
+var sourcePages = []string{"02-deltafifo", "03-reflector", "05-informer", "07-controller", "11-controller-runtime"}
+
+// sourceLive is the one of sourcePages run with --view as well: its
+// live page is checked, then the file the same run wrote.
+const sourceLive = "05-informer"
+
+// runLive runs a chapter with --view and args, opens its page in
+// Chromium, which starts the chapter, and returns once the chapter has
+// ended and the page has the whole run: what the chapter printed, and
+// the tab, still showing the live page.
+func runLive(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch chapter, env []string, args ...string) (*bytes.Buffer, *browser.Browser) {
+	t.Helper()
+	cmd, stdout, _ := ch.command(ctx, env, append([]string{"--view"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = nil
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	t.Cleanup(func() {
+		if !waited {
+			cancel()
+			_ = cmd.Wait()
+		}
+	})
+	errs := bufio.NewScanner(pipe)
+	if !errs.Scan() {
+		t.Fatal("no line on stderr")
+	}
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(errs.Text())
+	if url == "" {
+		t.Fatalf("first stderr line: %q", errs.Text())
+	}
+	done := make(chan struct{})
+	go func() { // the rest of stderr, for a failure
+		defer close(done)
+		for errs.Scan() {
+			stderr.WriteString(errs.Text() + "\n")
+		}
+	}()
+	var b *browser.Browser
+	if browser.Find() != "" {
+		b = browser.Start(t)
+		if err := b.Open(url, true); err != nil {
+			t.Fatal(err)
+		}
+	} else { // the chapter starts when a page follows its stream
+		req, _ := http.NewRequestWithContext(ctx, "GET", url+"events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	<-done
+	waited = true
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, &stderr)
+	}
+	return stdout, b
 }
