@@ -61,32 +61,18 @@ func (f Flags) Sourced(chapter string, stderr io.Writer) (wrap func(io.Writer) i
 // line: a chapter separates its steps with one, and the report goes
 // before it, next to the lines of its step.
 type sourceWriter struct {
-	mu      sync.Mutex
-	out     io.Writer
-	s       interface{ Report(io.Writer) error } // a *source.Session
-	partial []byte
-	blanks  []byte // blank lines held
-	err     error  // the first report that failed: no more are tried
+	mu  sync.Mutex
+	out io.Writer
+	s   interface{ Report(io.Writer) error } // a *source.Session
+	byLine
+	blanks []byte // blank lines held
+	err    error  // the first report that failed: no more are tried
 }
 
 func (w *sourceWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			w.partial = append(w.partial, p...)
-			break
-		}
-		line := append(w.partial, p[:i+1]...)
-		w.partial = nil
-		p = p[i+1:]
-		if err := w.writeLine(line); err != nil {
-			return n - len(p), err
-		}
-	}
-	return n, nil
+	return w.write(p, w.writeLine)
 }
 
 // writeLine writes one line, after the report if it is a step heading.
@@ -126,13 +112,12 @@ func (w *sourceWriter) report() {
 func (w *sourceWriter) finish() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.partial) > 0 {
-		if heading.Match(w.partial) {
+	if rest := w.rest(); len(rest) > 0 {
+		if heading.Match(rest) {
 			w.report()
 		}
 		_ = w.writeBlanks()
-		_, _ = w.out.Write(w.partial)
-		w.partial = nil
+		_, _ = w.out.Write(rest)
 	}
 	w.report()
 	_ = w.writeBlanks()

@@ -22,13 +22,13 @@ var heading = regexp.MustCompile(`^(Step \d+[a-z]?\.|Setup\.)`)
 // for Enter, so an instructor can introduce a step before its output
 // appears and explain its output before the next. It works line by line.
 type stepWriter struct {
-	mu      sync.Mutex
-	out     io.Writer
-	prompt  io.Writer     // where "press Enter" goes (stderr)
-	in      *bufio.Reader // the keyboard
-	partial []byte        // the start of a line not yet written
-	steps   int           // headings seen
-	eof     bool          // stdin ended: stop pausing
+	mu     sync.Mutex
+	out    io.Writer
+	prompt io.Writer     // where "press Enter" goes (stderr)
+	in     *bufio.Reader // the keyboard
+	byLine
+	steps int  // headings seen
+	eof   bool // stdin ended: stop pausing
 
 	done <-chan struct{} // closed at Ctrl-C: stop waiting for Enter
 }
@@ -36,21 +36,41 @@ type stepWriter struct {
 func (w *stepWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.write(p, w.writeLine)
+}
+
+// byLine is what the writers that act at a line's start (--step's and
+// --source's, at a step heading) share: it cuts what a chapter writes
+// into whole lines. Its users hold their own lock.
+type byLine struct {
+	partial []byte // the start of a line not yet written
+}
+
+// write calls line for each whole line of p, keeping the start of a
+// line not yet ended for the next write.
+func (b *byLine) write(p []byte, line func([]byte) error) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			w.partial = append(w.partial, p...)
+			b.partial = append(b.partial, p...)
 			break
 		}
-		line := append(w.partial, p[:i+1]...)
-		w.partial = nil
+		l := append(b.partial, p[:i+1]...)
+		b.partial = nil
 		p = p[i+1:]
-		if err := w.writeLine(line); err != nil {
+		if err := line(l); err != nil {
 			return n - len(p), err
 		}
 	}
 	return n, nil
+}
+
+// rest returns a last line that had no newline, and forgets it.
+func (b *byLine) rest() []byte {
+	r := b.partial
+	b.partial = nil
+	return r
 }
 
 // writeLine writes one line, first waiting for Enter if it begins a step.
@@ -95,9 +115,8 @@ func (w *stepWriter) enter() bool {
 func (w *stepWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.partial) > 0 {
-		_ = w.writeLine(w.partial)
-		w.partial = nil
+	if rest := w.rest(); len(rest) > 0 {
+		_ = w.writeLine(rest)
 	}
 }
 
