@@ -31,6 +31,8 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/admission"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/transcripttest"
 )
 
 // The probe of transcripts 110-113: a webhook server on loopback with a
@@ -329,37 +331,22 @@ func TestProbe(t *testing.T) {
 }
 
 // comparable is a recorded JSON document less what differs between two
-// servers at every run: uids, times, resourceVersions, and the user (a
-// workshop cluster has one user, workshop-admin).
+// servers at every run: what transcripttest.Norm replaces (uids, times,
+// resourceVersions), and the user an AdmissionReview names (a workshop
+// cluster has one user, workshop-admin).
 func comparable(t *testing.T, b []byte) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
-	var walk func(v any, key string) any
-	walk = func(v any, key string) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				x[k] = walk(e, k)
-			}
-			if _, ok := x["userInfo"]; ok {
-				x["userInfo"] = "USER"
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e, key)
-			}
-		case string:
-			switch key {
-			case "uid", "creationTimestamp", "time", "resourceVersion":
-				return strings.ToUpper(key)
-			}
+	n := transcripttest.Norm(v)
+	if doc, ok := n.(map[string]any); ok {
+		if req, ok := doc["request"].(map[string]any); ok && req["userInfo"] != nil {
+			req["userInfo"] = "USER"
 		}
-		return v
 	}
-	return walk(v, "")
+	return n
 }
 
 // TestNamespaceSelector: a webhook is sent the writes in the namespaces

@@ -32,6 +32,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/transcripttest"
 )
 
 // The probe of transcripts 135-136c: a CRD of two versions, v1 (stored,
@@ -339,35 +341,15 @@ func conversionScenario(t *testing.T, cfg *rest.Config, w *convWebhook) []docume
 }
 
 // probeComparable decodes a document and replaces what differs between
-// two runs (uids, times, resourceVersions, the webhook's port) by
-// placeholders (in a message too: "revision=N").
+// two runs by placeholders: what transcripttest.Norm replaces (uids,
+// times, resourceVersions), and the revision an error message names.
 func probeComparable(t *testing.T, b []byte) any {
 	t.Helper()
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := json.Unmarshal(revision.ReplaceAll(b, []byte("revision=REVISION")), &v); err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
-	var walk func(v any, key string) any
-	walk = func(v any, key string) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				x[k] = walk(e, k)
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e, key)
-			}
-		case string:
-			switch key {
-			case "uid", "creationTimestamp", "time", "resourceVersion":
-				return strings.ToUpper(key)
-			}
-			return revision.ReplaceAllString(x, "revision=REVISION")
-		}
-		return v
-	}
-	return walk(v, "")
+	return transcripttest.Norm(v)
 }
 
 // revision is the resourceVersion an error message names.
