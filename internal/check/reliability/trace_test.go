@@ -141,6 +141,9 @@ func TestViewFlag(t *testing.T) {
 			}
 			go func() { // the rest of stderr: there should be none
 				for errs.Scan() {
+					if stoppedWatchRace.MatchString(errs.Text()) {
+						continue
+					}
 					t.Errorf("stderr: %s", errs.Text())
 				}
 			}()
@@ -322,3 +325,15 @@ func follow(t *testing.T, body io.Reader) iter.Seq[trace.Message] {
 		}
 	}
 }
+
+// stoppedWatchRace is the one line client-go may log at the default
+// verbosity when a step stops an informer by cancelling its context: the
+// cancelled request makes the watch's body read fail with "context
+// canceled", which StreamWatcher.receive turns into an Error event
+// because Stop has not closed done yet (apimachinery v0.37.2,
+// pkg/watch/streamwatcher.go#L122-L129), and handleAnyWatch's select
+// takes that event before ctx.Done() about as often as not when both are
+// ready (client-go v0.37.2, tools/cache/reflector.go#L1001-L1011), so the
+// reflector logs "Warning: watch ended with error" (#L663). It depends on
+// the scheduler, not on the chapter; seen once in a CI run of 05 --view.
+var stoppedWatchRace = regexp.MustCompile(`"Warning: watch ended with error" .*unable to decode an event from the watch stream: context canceled`)
