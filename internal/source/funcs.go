@@ -26,10 +26,10 @@ type funcInfo struct {
 }
 
 // parseFuncs reads the functions of a Go file. A function literal is
-// named much as the compiler names it: its enclosing function's name,
-// then .funcN in the order of the literals directly inside it, and
-// .func1.func1 for one nested in the first (where a stack trace says
-// .func1.1).
+// named as the compiler names it, and a stack trace shows it: its
+// enclosing function's name, then .funcN in the order of the literals
+// directly inside it, and .func1.1 for the first literal nested in the
+// first, .func1.1.1 one level deeper.
 func parseFuncs(filename, text string) (*fileFuncs, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filename, text, parser.SkipObjectResolution)
@@ -52,7 +52,7 @@ func parseFuncs(filename, text string) (*fileFuncs, error) {
 		name, recv := declName(fd)
 		add(fd.Body, fd.Pos(), name, recv)
 		if fd.Body != nil {
-			literals(fd.Body, name, func(lit *ast.FuncLit, name string) {
+			literals(fd.Body, name, ".func", func(lit *ast.FuncLit, name string) {
 				add(lit.Body, lit.Pos(), name, recv)
 			})
 		}
@@ -61,9 +61,10 @@ func parseFuncs(filename, text string) (*fileFuncs, error) {
 }
 
 // literals calls found for each function literal under n that is not
-// inside another literal, named outer.funcN, and recursively for those
+// inside another literal, named outer+sep+N (sep is ".func" under a
+// declared function, "." under a literal), and recursively for those
 // inside it.
-func literals(n ast.Node, outer string, found func(*ast.FuncLit, string)) {
+func literals(n ast.Node, outer, sep string, found func(*ast.FuncLit, string)) {
 	i := 0
 	ast.Inspect(n, func(m ast.Node) bool {
 		lit, ok := m.(*ast.FuncLit)
@@ -71,9 +72,9 @@ func literals(n ast.Node, outer string, found func(*ast.FuncLit, string)) {
 			return true
 		}
 		i++
-		name := outer + ".func" + strconv.Itoa(i)
+		name := outer + sep + strconv.Itoa(i)
 		found(lit, name)
-		literals(lit.Body, name, found)
+		literals(lit.Body, name, ".", found)
 		return false
 	})
 }

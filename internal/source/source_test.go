@@ -31,7 +31,7 @@ func plain() {}
 	want := map[pos]string{
 		{5, 25}: "(*Heap[...]).Pop/Heap",
 		{5, 39}: "(*Heap[...]).Pop.func1/Heap",
-		{5, 53}: "(*Heap[...]).Pop.func1.func1/Heap",
+		{5, 53}: "(*Heap[...]).Pop.func1.1/Heap",
 		{5, 80}: "(*Heap[...]).Pop.func2/Heap",
 		{7, 26}: "(Heap[...]).Len/Heap",
 		{9, 14}: "plain/",

@@ -216,7 +216,7 @@ var sourceVaries = []vary{
 			"(queue.go#L184): whether a tick fell in the step", ""},
 	{"", "", "(*Typed[...]).updateUnfinishedWork", "the same ticker's work", ""},
 	{"", "", "(*defaultQueueMetrics[...]).updateUnfinishedWork", "the same ticker's work", ""},
-	{"", "", "(*Reflector).list.func1.func1",
+	{"", "", "(*Reflector).list.func1.1",
 		"the deferred function of the goroutine a list runs in (tools/cache/reflector.go#L686): " +
 			"it runs as that goroutine ends, after it has handed the list over, so possibly " +
 			"after the step has gone on to its next heading", ""},
@@ -275,7 +275,7 @@ var sourceVaries = []vary{
 	// processed alone, two or more in a batch, through a transaction
 	// on the store. 05's step 8 queues its batches on purpose.
 	{"", "", "(*RealFIFO).PopBatch.func4", batched, "05-informer Step 8."},
-	{"", "", "(*sharedIndexInformer).RunWithContext.func1.func2", batched, "05-informer Step 8."},
+	{"", "", "(*sharedIndexInformer).RunWithContext.func1.2", batched, "05-informer Step 8."},
 	{"", "", "(*sharedIndexInformer).handleBatchDeltas", batched, "05-informer Step 8."},
 	{"", "", "processDeltasInBatch", batched, "05-informer Step 8."},
 	{"", "", "processDeltasInBatch.func1", batched, "05-informer Step 8."},
