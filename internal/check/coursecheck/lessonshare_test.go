@@ -341,7 +341,9 @@ func classify(fset *token.FileSet, file *ast.File, path string, info *types.Info
 			if obj := info.Uses[n]; obj != nil && (fromKubernetes(obj) || holdsKubernetes(obj)) {
 				lesson[line(n.Pos())] = true
 			}
-			if obj := info.Defs[n]; obj != nil && holdsKubernetes(obj) {
+			// The blank identifier defines no variable: `_, err :=
+			// feed.Await(…)` holds nothing the line acts on.
+			if obj := info.Defs[n]; obj != nil && n.Name != "_" && holdsKubernetes(obj) {
 				lesson[line(n.Pos())] = true
 			}
 		}
@@ -478,7 +480,9 @@ func prints(call *ast.CallExpr, info *types.Info) bool {
 }
 
 // buildsKubernetes reports whether a return statement returns a
-// composite literal of a type k8s.io defines.
+// composite literal of a type k8s.io defines, or of a slice or map of
+// them, as holdsKubernetes counts a variable of such a type (return
+// []*corev1.Pod{...}, as a variable pods []*corev1.Pod would be).
 func buildsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
 	for _, r := range n.Results {
 		if u, ok := r.(*ast.UnaryExpr); ok && u.Op == token.AND {
@@ -487,8 +491,7 @@ func buildsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
 		if _, ok := r.(*ast.CompositeLit); !ok {
 			continue
 		}
-		if named, ok := info.TypeOf(r).(*types.Named); ok && named.Obj().Pkg() != nil &&
-			kubernetesPath(named.Obj().Pkg().Path()) {
+		if holdsKubernetes(types.NewVar(r.Pos(), nil, "", info.TypeOf(r))) {
 			return true
 		}
 	}
