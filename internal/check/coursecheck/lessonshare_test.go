@@ -92,7 +92,15 @@ func isLessonFile(name string) bool {
 // `if err != nil { return … }` right after a statement that calls
 // client-go and assigns err, or of `if x, err := call(); err != nil {
 // return … }`, or of `if !cache.WaitFor(…) { return … }`, are lesson, since client-go's examples handle errors the
-// same way and the check is part of calling it.
+// same way and the check is part of calling it; so are the lines of
+// `if !ok { return … }` after `p, ok := obj.(*corev1.Pod)`, the check
+// an IndexFunc or a handler makes of what client-go hands it. A return
+// that reads a field of such a variable (return p.Labels["app"]) is
+// lesson, outside fmt's calls; every line of a k8s.io value built in
+// place is (a map's or a slice's entries as a struct's fields); and so
+// is what the chapter's README quotes (between `// !+name` and
+// `// !-name`), where it neither prints nor is a signature: the README
+// shows it to the reader as the lesson.
 //
 // go test -v -run TestLessonShare ./internal/check/coursecheck prints
 // the table; LESSON_SHARE=NN-topic lists that chapter's lines, each
