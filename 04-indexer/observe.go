@@ -180,6 +180,15 @@ func sorted(s []string) []string {
 	return s
 }
 
+// images is a pod's images, one per container, for the pods' table.
+func images(p *corev1.Pod) []string {
+	var imgs []string
+	for _, ctr := range p.Spec.Containers {
+		imgs = append(imgs, ctr.Image)
+	}
+	return imgs
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"

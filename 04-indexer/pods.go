@@ -63,15 +63,11 @@ func imageIndex(obj any) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("image index: want *v1.Pod, got %T", obj)
 	}
-	return images(p), nil
-}
-
-func images(p *corev1.Pod) []string {
 	var imgs []string
 	for _, ctr := range p.Spec.Containers {
 		imgs = append(imgs, ctr.Image)
 	}
-	return imgs
+	return imgs, nil
 }
 
 // nsAppIndex files a pod under "namespace/app": a composite value.

@@ -291,6 +291,14 @@ func takenEvents(rec *tap.Recorder) show.Source {
 	})
 }
 
+// firstOf is the first of got in short: "first: MODIFIED pod/label-yes".
+func firstOf(got []watch.Event) string {
+	if len(got) == 0 {
+		return "no event"
+	}
+	return "first: " + short(got[0])
+}
+
 // eventTypes is events' types only: "MODIFIED, DELETED".
 func eventTypes(got []watch.Event) string {
 	types := make([]string, len(got))

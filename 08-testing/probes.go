@@ -53,10 +53,7 @@ func watchWith(prefix string, opts metav1.ListOptions) func(context.Context, cor
 			}
 		}
 		got, err := eventsUntil(ctx, w, first)
-		if err != nil {
-			return "", err
-		}
-		return "first: " + short(got[0]), nil
+		return firstOf(got), err
 	}
 }
 

@@ -32,29 +32,29 @@ const lessonTarget = 55
 // lessonTarget needs no entry, since the target holds for every chapter.
 //
 // Until issue 33 the floors were main.go's alone; they were recounted
-// over all of each chapter's lesson files when the count changed. A
-// floor under lessonTarget is a chapter whose lesson is mostly data or
-// plain Go the counter does not see as lesson: work left, not a new
-// target. 04 is a table of Indexer queries over pods it builds
-// (pods.go's fixtures and index functions, each with the type check an
-// IndexFunc needs), at 48% since its step 5 reports through the shared
-// tap.Handler (issue 33), a line of its own handler fewer; 08's code under test is appCounter (counter.go),
-// plain Go a test awaits, which its README teaches.
+// over all of each chapter's lesson files when the count changed, and
+// again when issue 33 taught the counter what 04 and 08 showed it did
+// not see: an IndexFunc's check of the object client-go hands it and
+// its answer read from the object, a k8s.io map or slice built in place
+// (cache.Indexers{…}, []*corev1.Pod{…}), and what a README quotes (08's
+// appCounter, the plain Go under test, and its awaits). Every chapter
+// is at lessonTarget or above since; the floors are where each stood.
 var lessonFloor = map[string]int{
-	"01-watch":              58,
-	"02-deltafifo":          57,
-	"03-reflector":          56,
-	"04-indexer":            48,
-	"06-factory":            61,
-	"08-testing":            51,
-	"10-lifecycle":          56,
-	"11-controller-runtime": 63,
-	"12-scale":              56,
+	"01-watch":              63,
+	"02-deltafifo":          61,
+	"03-reflector":          61,
+	"04-indexer":            59,
+	"05-informer":           61,
+	"06-factory":            64,
+	"07-controller":         61,
+	"08-testing":            60,
+	"09-metadata":           66,
+	"10-lifecycle":          66,
+	"11-controller-runtime": 69,
+	"12-scale":              60,
+	"13-generated":          69,
 }
 
-// lessonReferences are files outside the course counted the same way,
-// printed under the table so that a share can be judged: client-go's
-// own examples of the controller pattern and of a typed client.
 var lessonReferences = []struct{ pkg, file string }{
 	{"k8s.io/client-go/examples/workqueue", "main.go"},
 	{"k8s.io/client-go/examples/create-update-delete-deployment", "main.go"},
@@ -92,7 +92,15 @@ func isLessonFile(name string) bool {
 // `if err != nil { return … }` right after a statement that calls
 // client-go and assigns err, or of `if x, err := call(); err != nil {
 // return … }`, or of `if !cache.WaitFor(…) { return … }`, are lesson, since client-go's examples handle errors the
-// same way and the check is part of calling it.
+// same way and the check is part of calling it; so are the lines of
+// `if !ok { return … }` after `p, ok := obj.(*corev1.Pod)`, the check
+// an IndexFunc or a handler makes of what client-go hands it. A return
+// that reads a field of such a variable (return p.Labels["app"]) is
+// lesson, outside fmt's calls; every line of a k8s.io value built in
+// place is (a map's or a slice's entries as a struct's fields); and so
+// is what the chapter's README quotes (between `// !+name` and
+// `// !-name`), where it neither prints nor is a signature: the README
+// shows it to the reader as the lesson.
 //
 // go test -v -run TestLessonShare ./internal/check/coursecheck prints
 // the table; LESSON_SHARE=NN-topic lists that chapter's lines, each
@@ -326,9 +334,11 @@ func classify(fset *token.FileSet, file *ast.File, path string, info *types.Info
 			}
 		case *ast.ReturnStmt:
 			// return err, return obj, nil: plumbing, unless it returns
-			// what a client-go call returns (return pods.Delete(...)) or
-			// builds a k8s.io value (return cache.ResourceEventHandlerFuncs{...}).
-			if !callsKubernetes(n, info) && !buildsKubernetes(n, info) {
+			// what a client-go call returns (return pods.Delete(...)),
+			// builds a k8s.io value (return cache.ResourceEventHandlerFuncs{...})
+			// or reads one (return []string{p.Spec.NodeName}, nil: an
+			// IndexFunc's answer).
+			if !callsKubernetes(n, info) && !buildsKubernetes(n, info) && !readsKubernetes(n, info) {
 				for l := line(n.Pos()); l <= line(n.End()); l++ {
 					printing[l] = true
 				}
@@ -337,16 +347,43 @@ func classify(fset *token.FileSet, file *ast.File, path string, info *types.Info
 			for l := line(n.Pos()); l <= line(n.Type.End()); l++ {
 				printing[l] = true // a signature: not lesson either
 			}
+		case *ast.CompositeLit:
+			// A k8s.io value built in place, every line of it: a struct's
+			// fields name k8s.io's, a map's or a slice's entries do not
+			// (cache.Indexers{byApp: appIndex}, []*corev1.Pod{newPod(…)}),
+			// yet they are the value as much.
+			if t := info.TypeOf(n); t != nil && holdsKubernetes(types.NewVar(n.Pos(), nil, "", t)) {
+				for l := line(n.Lbrace); l <= line(n.Rbrace); l++ {
+					lesson[l] = true
+				}
+			}
 		case *ast.Ident:
 			if obj := info.Uses[n]; obj != nil && (fromKubernetes(obj) || holdsKubernetes(obj)) {
 				lesson[line(n.Pos())] = true
 			}
-			if obj := info.Defs[n]; obj != nil && holdsKubernetes(obj) {
+			// The blank identifier defines no variable: `_, err :=
+			// feed.Await(…)` holds nothing the line acts on.
+			if obj := info.Defs[n]; obj != nil && n.Name != "_" && holdsKubernetes(obj) {
 				lesson[line(n.Pos())] = true
 			}
 		}
 		return true
 	})
+	// What the README quotes (between `// !+name` and `// !-name`,
+	// checked by each chapter's TestREADME) is what the README shows the
+	// reader as the lesson: 08's appCounter, the plain Go under test.
+	// It is lesson but where it prints or is a signature.
+	open := 0
+	for i, text := range lines {
+		switch t := strings.TrimSpace(text); {
+		case strings.HasPrefix(t, "// !+"):
+			open++
+		case strings.HasPrefix(t, "// !-"):
+			open = max(0, open-1)
+		case open > 0:
+			lesson[i+1] = true
+		}
+	}
 	for l := range errorChecks(file, info, callsClientGo, line) {
 		calls[l] = true
 	}
@@ -478,7 +515,9 @@ func prints(call *ast.CallExpr, info *types.Info) bool {
 }
 
 // buildsKubernetes reports whether a return statement returns a
-// composite literal of a type k8s.io defines.
+// composite literal of a type k8s.io defines, or of a slice or map of
+// them, as holdsKubernetes counts a variable of such a type (return
+// []*corev1.Pod{...}, as a variable pods []*corev1.Pod would be).
 func buildsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
 	for _, r := range n.Results {
 		if u, ok := r.(*ast.UnaryExpr); ok && u.Op == token.AND {
@@ -487,12 +526,36 @@ func buildsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
 		if _, ok := r.(*ast.CompositeLit); !ok {
 			continue
 		}
-		if named, ok := info.TypeOf(r).(*types.Named); ok && named.Obj().Pkg() != nil &&
-			kubernetesPath(named.Obj().Pkg().Path()) {
+		if holdsKubernetes(types.NewVar(r.Pos(), nil, "", info.TypeOf(r))) {
 			return true
 		}
 	}
 	return false
+}
+
+// readsKubernetes reports whether a return statement reads a field of a
+// k8s.io value held in a variable (return p.Labels["app"], return
+// []string{p.Spec.NodeName}, nil), outside a call of fmt: what an
+// IndexFunc or a handler's helper answers from the object, not a value
+// made earlier and passed on (return obj, nil) nor a formatted one.
+func readsKubernetes(n *ast.ReturnStmt, info *types.Info) bool {
+	found := false
+	for _, r := range n.Results {
+		ast.Inspect(r, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.CallExpr:
+				if id := callee(m); id != nil && info.Uses[id] != nil && info.Uses[id].Pkg() != nil && info.Uses[id].Pkg().Path() == "fmt" {
+					return false
+				}
+			case *ast.SelectorExpr:
+				if id, ok := m.X.(*ast.Ident); ok && info.Uses[id] != nil && holdsKubernetes(info.Uses[id]) {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // lessonFuncs are the functions and methods of the lesson files, but
@@ -596,7 +659,46 @@ func errorChecks(f *ast.File, info *types.Info, callsClientGo map[types.Object]b
 		}
 		return false
 	}
+	// assertsKubernetes reports whether stmt is `x, ok := v.(T)` with T
+	// a type k8s.io defines, and returns ok.
+	assertsKubernetes := func(stmt ast.Stmt) types.Object {
+		as, ok := stmt.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != 2 || len(as.Rhs) != 1 {
+			return nil
+		}
+		ta, ok := as.Rhs[0].(*ast.TypeAssertExpr)
+		if !ok || ta.Type == nil {
+			return nil
+		}
+		if t := info.TypeOf(ta.Type); t == nil || !holdsKubernetes(types.NewVar(ta.Pos(), nil, "", t)) {
+			return nil
+		}
+		id, ok := as.Lhs[1].(*ast.Ident)
+		if !ok {
+			return nil
+		}
+		return info.ObjectOf(id)
+	}
 	check := func(ifs *ast.IfStmt, before ast.Stmt) {
+		// `p, ok := obj.(*corev1.Pod); if !ok { return … }`: the check an
+		// IndexFunc or a handler makes of what client-go hands it (an
+		// any), as a call's error check is the call's.
+		if not, ok := ifs.Cond.(*ast.UnaryExpr); ok && not.Op == token.NOT && ifs.Else == nil && len(ifs.Body.List) == 1 {
+			if id, ok := not.X.(*ast.Ident); ok && info.Uses[id] != nil {
+				var okVar types.Object
+				if ifs.Init != nil {
+					okVar = assertsKubernetes(ifs.Init)
+				} else if before != nil {
+					okVar = assertsKubernetes(before)
+				}
+				if _, ret := ifs.Body.List[0].(*ast.ReturnStmt); ret && okVar != nil && okVar == info.Uses[id] {
+					for l := line(ifs.Pos()); l <= line(ifs.End()); l++ {
+						lines[l] = true
+					}
+					return
+				}
+			}
+		}
 		// `if !cache.WaitFor(…) { return … }`: a client-go call that
 		// reports failure as false, and its own check.
 		if not, ok := ifs.Cond.(*ast.UnaryExpr); ok && not.Op == token.NOT && ifs.Else == nil &&
