@@ -46,6 +46,10 @@ func TestSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds client-go with coverage (about a minute of CPU)")
 	}
+	// Parallel: the other tests run while it builds and runs the
+	// chapters. It runs after the serial tests, whose leak checks count
+	// every goroutine of the process (its runs' output copiers too).
+	t.Parallel()
 	<-built // one build at a time: the machine has two cores
 	start := time.Now()
 	chs, err := coverBuild()
