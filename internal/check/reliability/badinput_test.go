@@ -69,12 +69,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A loopback port nobody listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := writeKubeconfig(t, "https://"+ln.Addr().String())
-	ln.Close()
+	closed := writeKubeconfig(t, fmt.Sprintf("https://127.0.0.1:%d", closedPort(t)))
 	// An HTTPS server whose certificate no kubeconfig CA signed.
 	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshake errors are expected
