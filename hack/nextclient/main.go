@@ -9,7 +9,7 @@
 // their go.mod asks for (GOTOOLCHAIN); stands in a newer version for a
 // pseudo-version the module proxy does not serve; builds every package;
 // runs every chapter that builds and compares what it prints with its
-// golden file (as chaptertest.RealShape does: equal but for numbers, or
+// golden file (as golden.RealShape does: equal but for numbers, or
 // which step differs); runs the test suite with a time limit; and finds
 // every source link pinned to the current version by its line's content
 // in the new version. It prints what it found per chapter. Once the
@@ -40,7 +40,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 )
 
 func main() {
@@ -660,7 +660,7 @@ func Compare(got, want []byte, took time.Duration) (string, []string) {
 	if bytes.Equal(got, want) {
 		return fmt.Sprintf("identical to the golden file (%s)", took), nil
 	}
-	problems := chaptertest.RealShape(got, want)
+	problems := golden.RealShape(got, want)
 	if len(problems) == 0 {
 		return fmt.Sprintf("differs from the golden file only in numbers (%s):", took), numberDiff(got, want)
 	}

@@ -12,7 +12,8 @@
 // own go command compiled client-go a second time, beside the outer run.
 // Their test packages import this one, so that `go test` compiles all of
 // it before it links their test binaries, and their go commands then find
-// every dependency compiled. TestComplete keeps the list whole.
+// every dependency compiled. coursecheck's TestChapterdepsComplete keeps
+// the list whole.
 package chapterdeps
 
 import (

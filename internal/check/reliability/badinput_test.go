@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,11 @@ type badCase struct {
 	// refused first to the clean-up of leftovers, before the chapter
 	// starts; a watch (an informer's) and a create, to the chapter.
 	forbid string
+	// own: the mistake is met by the chapter's own code (its run
+	// function), so every chapter runs it. Every other mistake is met
+	// before, by the shared main (chapter.entry), and runs on one
+	// chapter of each entry (takeTurns).
+	own bool
 }
 
 // chapterCases are the mistakes a learner can make with a chapter's own
@@ -47,12 +53,14 @@ var chapterCases = map[string][]badCase{
 // rbacHint ends the line of every 403.
 const rbacHint = "(grant the RBAC Role in the course README)"
 
-// TestBadInput runs every chapter with every mistake in the issue's
-// list. Each must end within 15 s with exit status 1 and exactly one
-// line on stderr that names what to fix (besides the "using context"
-// line a real-cluster run starts with): no panic, no goroutine dump, no
-// client-go log lines, no credentials, and nothing of the course's left
-// in the namespace.
+// TestBadInput runs the chapters with every mistake in the issue's
+// list: every chapter with each mistake its own code meets, and one
+// chapter of each shared main with each mistake that main meets before
+// the chapter's code runs (takeTurns). Each must end within 15 s with
+// exit status 1 and exactly one line on stderr that names what to fix
+// (besides the "using context" line a real-cluster run starts with): no
+// panic, no goroutine dump, no client-go log lines, no credentials, and
+// nothing of the course's left in the namespace.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	// A kubeconfig that is not YAML.
@@ -61,12 +69,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A loopback port nobody listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := writeKubeconfig(t, "https://"+ln.Addr().String())
-	ln.Close()
+	closed := writeKubeconfig(t, fmt.Sprintf("https://127.0.0.1:%d", closedPort(t)))
 	// An HTTPS server whose certificate no kubeconfig CA signed.
 	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshake errors are expected
@@ -109,8 +112,8 @@ func TestBadInput(t *testing.T) {
 		{name: "expired token", args: []string{"--kubeconfig", expired},
 			want: "Unauthorized (the server refused the kubeconfig's credentials: log in again)"},
 		{name: "forbidden list", forbid: "list", want: `cannot list resource`},
-		{name: "forbidden watch", forbid: "watch", want: `cannot watch resource`},
-		{name: "forbidden create", forbid: "create", want: `cannot create resource`},
+		{name: "forbidden watch", forbid: "watch", own: true, want: `cannot watch resource`},
+		{name: "forbidden create", forbid: "create", own: true, want: `cannot create resource`},
 		{name: "unknown flag", args: []string{"--bogus"},
 			want: "flag provided but not defined: -bogus (see --help)"},
 		{name: "bad namespace", args: []string{"--namespace", "Not_A_Name"},
@@ -122,21 +125,73 @@ func TestBadInput(t *testing.T) {
 		{name: "trace: view port taken", args: []string{"--view=" + busyPort},
 			want: "--view: cannot serve the page: listen tcp 127.0.0.1:" + busyPort + ": bind: address already in use"},
 	}
-	for _, ch := range builtChapters(t) {
-		for _, tc := range append(cases, chapterCases[ch.name]...) {
-			if ch.offline {
-				// No cluster: there is nothing to refuse, and cluster
-				// flags are ignored (see TestInMemoryIgnoresClusterFlags).
-				if tc.forbid != "" || len(tc.args) == 0 || !strings.HasPrefix(tc.name, "unknown flag") && !strings.HasPrefix(tc.name, "trace: ") {
-					continue
-				}
-			}
+	chs := builtChapters(t)
+	if !slices.ContainsFunc(chs, func(ch chapter) bool { return ch.entry != "" }) {
+		t.Error("no chapter's main is read as a call of a shared main: build's sharedMain no longer matches them")
+	}
+	for i, tc := range cases {
+		applies := func(ch chapter) bool {
+			// No cluster: there is nothing to refuse, and cluster flags
+			// are ignored (see TestInMemoryIgnoresClusterFlags).
+			return !ch.offline || tc.forbid == "" && len(tc.args) > 0 &&
+				(strings.HasPrefix(tc.name, "unknown flag") || strings.HasPrefix(tc.name, "trace: "))
+		}
+		run := slices.DeleteFunc(slices.Clone(chs), func(ch chapter) bool { return !applies(ch) })
+		if !tc.own {
+			run = takeTurns(chs, i, applies)
+		}
+		for _, ch := range run {
 			t.Run(ch.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				badInput(t, ch, tc)
 			})
 		}
 	}
+	for _, ch := range chs {
+		for _, tc := range chapterCases[ch.name] {
+			t.Run(ch.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				badInput(t, ch, tc)
+			})
+		}
+	}
+}
+
+// takeTurns returns the chapters that run the i-th of a list of mistakes
+// which the shared mains meet before a chapter's own code runs: of the
+// chapters it applies to, every one that has no shared entry (it could
+// meet the mistake in code of its own), and for each shared entry one
+// chapter, in turn (the i-th mistake on the i-th such chapter, round the
+// list), so that each chapter still runs some.
+//
+// Running them on every chapter would only repeat them: the same input
+// to the same code fails the same way, but for the chapter's name, which
+// each chapter's own mistakes check. chapter.entry says that a chapter's
+// run is the shared code's until its run function is called; a chapter
+// whose main does anything else has no entry, and runs them all.
+func takeTurns(chs []chapter, i int, applies func(chapter) bool) []chapter {
+	var run []chapter
+	var entries []string
+	byEntry := map[string][]chapter{}
+	for _, ch := range chs {
+		if !applies(ch) {
+			continue
+		}
+		if ch.entry == "" {
+			run = append(run, ch)
+			continue
+		}
+		// cluster.Main is cluster.MainWith without extras: one entry.
+		e := strings.TrimSuffix(ch.entry, "With")
+		if byEntry[e] == nil {
+			entries = append(entries, e)
+		}
+		byEntry[e] = append(byEntry[e], ch)
+	}
+	for _, e := range entries {
+		run = append(run, byEntry[e][i%len(byEntry[e])])
+	}
+	return run
 }
 
 // TestInMemoryIgnoresClusterFlags: a class that runs every chapter

@@ -62,6 +62,7 @@ func build(dir string, cover []string) (chapters []chapter, err error) {
 		if err != nil {
 			return nil, err
 		}
+		hasInit, main := false, -1 // main: the chapter's index in chapters
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
 				continue
@@ -71,12 +72,18 @@ func build(dir string, cover []string) (chapters []chapter, err error) {
 				return nil, err
 			}
 			if filepath.Base(f) == "main.go" {
-				chapters = append(chapters, chapter{
+				ch := chapter{
 					name:    name,
 					bin:     filepath.Join(dir, name+exe),
 					offline: bytes.Contains(src, []byte("runner.MainInMemory(")),
-				})
+				}
+				if m := sharedMain.FindSubmatch(src); m != nil && string(m[2]) == name {
+					ch.entry = string(m[1])
+				}
+				main = len(chapters)
+				chapters = append(chapters, ch)
 			}
+			hasInit = hasInit || funcInit.Match(src)
 			src = packageMain.ReplaceAll(src, []byte("package "+pkg))
 			src = funcMain.ReplaceAll(src, []byte("func Main() {"))
 			copied := filepath.Join(dir, pkg+"-"+filepath.Base(f))
@@ -84,6 +91,9 @@ func build(dir string, cover []string) (chapters []chapter, err error) {
 				return nil, err
 			}
 			overlay[filepath.Join(virtual, pkg, filepath.Base(f))] = copied
+		}
+		if hasInit && main >= 0 {
+			chapters[main].entry = "" // an init runs before the shared main
 		}
 		fmt.Fprintf(&imports, "\t%q\n", chaptersPkg+"/"+pkg)
 		fmt.Fprintf(&cases, "\tcase %q:\n\t\t%s.Main()\n", name, pkg)
@@ -205,4 +215,7 @@ var (
 	chapterDir  = regexp.MustCompile(`^\d\d-[a-z0-9-]+$`)
 	packageMain = regexp.MustCompile(`(?m)^package main$`)
 	funcMain    = regexp.MustCompile(`(?m)^func main\(\) \{`)
+	funcInit    = regexp.MustCompile(`(?m)^func init\(\)`)
+	// sharedMain is a main that only calls a shared one (chapter.entry).
+	sharedMain = regexp.MustCompile(`(?m)^func main\(\) \{ (cluster\.Main|cluster\.MainWith|runner\.MainInMemory)\("([^"]+)", [\w.]+(?:, [\w.]+)?\) \}$`)
 )

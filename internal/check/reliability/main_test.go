@@ -31,6 +31,15 @@ type chapter struct {
 	name    string // "01-watch"
 	bin     string // the built binary
 	offline bool   // runner.MainInMemory: runs in memory, ignores the cluster flags
+	// entry is the shared main the chapter's main hands over to at once
+	// ("cluster.Main", "cluster.MainWith" or "runner.MainInMemory",
+	// with the chapter's own name), in a chapter whose files declare no
+	// init; else "". Until such a chapter's run function is called, a
+	// run of it is that shared code's: flags (its own declared beside
+	// the shared ones), the kubeconfig, connecting, --trace, --view,
+	// --source. So is whatever it does with a mistake caught there
+	// (see sameEarly).
+	entry string
 }
 
 // TestMain builds every chapter (see build) while the tests that need

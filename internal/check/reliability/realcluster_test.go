@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/runner"
 )
 
@@ -18,7 +18,7 @@ import (
 // cluster the kubeconfig in REAL_KUBECONFIG names, as a learner would.
 // Each run must exit 0, print its golden output but for numbers, with no
 // step skipped (the rule every chapter's own real-cluster test applies,
-// chaptertest.RealShape), and
+// golden.RealShape), and
 // leave nothing labelled by the course behind. Without REAL_KUBECONFIG
 // it is skipped: CI has no cluster. hack/realk8s builds and starts
 // kube-apiserver of the pinned release to run it on.
@@ -47,12 +47,12 @@ func TestChaptersOnRealCluster(t *testing.T) {
 					t.Errorf("run %d: exit status %d:\n%s", run, r.code, r.stderr)
 				}
 				got := renamedMain.ReplaceAll([]byte(r.stdout), []byte("main."))
-				problems := chaptertest.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, want))
+				problems := golden.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, want))
 				// A cluster without a feature gate a chapter can use
 				// (12's ShardedListAndWatch) gives the output pinned in
 				// <chapter>-gate-off.golden: one line says so.
 				if alt, err := os.ReadFile(filepath.Join(root, ch.name, "testdata", ch.name+"-gate-off.golden")); err == nil && len(problems) > 0 {
-					if len(chaptertest.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, alt))) == 0 {
+					if len(golden.RealShape(namingTheCluster(ch.name, got), namingTheCluster(ch.name, alt))) == 0 {
 						problems = nil
 					}
 				}

@@ -46,6 +46,10 @@ func TestSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds client-go with coverage (about a minute of CPU)")
 	}
+	// Parallel: the other tests run while it builds and runs the
+	// chapters. It runs after the serial tests, whose leak checks count
+	// every goroutine of the process (its runs' output copiers too).
+	t.Parallel()
 	<-built // one build at a time: the machine has two cores
 	start := time.Now()
 	chs, err := coverBuild()
@@ -332,7 +336,9 @@ func varies(chapter, step, name string) bool {
 // stderr and exit status 1: no Go toolchain to build with, a binary that
 // --source built and that has no counters all the same, and a build
 // that fails (these chapters' binary holds a package that exists only in
-// build's overlay, so go run cannot build it again).
+// build's overlay, so go run cannot build it again). The shared main
+// meets each before the chapter's code runs (runner.ParseWith): each
+// runs on one chapter of each shared main (takeTurns).
 func TestSourceBadInput(t *testing.T) {
 	t.Parallel()
 	chs := builtChapters(t)
@@ -345,11 +351,13 @@ func TestSourceBadInput(t *testing.T) {
 		{"built without coverage", []string{source.EnvChild + "=1"}, "built without coverage"},
 		{"the build fails", nil, "building with coverage failed: "},
 	}
-	for _, tc := range cases {
-		for _, ch := range chs {
-			if tc.name == "the build fails" && ch.name != "04-indexer" {
-				continue // a go command per chapter would teach nothing more
-			}
+	for i, tc := range cases {
+		run := takeTurns(chs, i, func(chapter) bool { return true })
+		if tc.name == "the build fails" {
+			// A go command per shared main would teach nothing more.
+			run = slices.DeleteFunc(slices.Clone(chs), func(ch chapter) bool { return ch.name != "04-indexer" })
+		}
+		for _, ch := range run {
 			t.Run(tc.name+"/"+ch.name, func(t *testing.T) {
 				r := ch.run(t, env(t, tc.env...), "--source")
 				l := lines(r.stderr)

@@ -65,6 +65,9 @@ func TestMain(m *testing.M) {
 // startWebhooks starts a workshop cluster that calls webhooks, with the
 // Widget CRD and its webhook configurations installed and a manager
 // serving the webhooks, until t ends; it returns the cluster's config.
+// Each test has its own, so the tests run in parallel: stopping the
+// manager takes a second, the HTTP/2 server's wait for the cluster's
+// connection to go after its GOAWAY (net/http's http2goAwayTimeout).
 func startWebhooks(t testing.TB) *rest.Config {
 	cfg, _ := startWebhooksStoppable(t)
 	return cfg

@@ -30,6 +30,7 @@ import (
 // version, nothing to convert) still works, and a v2 watch ends with an
 // ERROR event.
 func TestWidgetConversion(t *testing.T) {
+	t.Parallel() // its own cluster, manager and port (startWebhooksStoppable)
 	cfg, stopWebhooks := startWebhooksStoppable(t)
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {

@@ -28,6 +28,7 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
 }
 
 func TestWidgetWebhooks(t *testing.T) {
+	t.Parallel() // its own cluster, manager and port (startWebhooksStoppable)
 	cfg := rest.CopyConfig(startWebhooks(t))
 	var warned warnings
 	cfg.WarningHandler = &warned

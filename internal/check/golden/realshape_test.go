@@ -1,4 +1,4 @@
-package chaptertest
+package golden
 
 import (
 	"strings"
