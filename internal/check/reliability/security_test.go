@@ -239,6 +239,13 @@ func tlsProxy(t *testing.T, backend string) (string, []byte) {
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1 // watch streams: pass each frame on at once
+	// A transport of its own, not http.DefaultTransport: every
+	// httptest.Server's Close, in every test of this process, closes
+	// DefaultTransport's idle connections, and the proxy once lost its
+	// connection to the backend in the middle of a response body ("use
+	// of closed network connection", a local close).
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	rp.Transport = transport
 	rp.ErrorLog = testLog(t, "tlsProxy: ")
 	var sawCert atomic.Bool
 	p := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -252,6 +259,7 @@ func tlsProxy(t *testing.T, backend string) (string, []byte) {
 	p.StartTLS()
 	t.Cleanup(func() {
 		p.Close() // waits for every request, so nothing logs after t has ended
+		transport.CloseIdleConnections()
 		if !sawCert.Load() {
 			t.Error("the chapters sent no client certificate")
 		}
