@@ -120,6 +120,12 @@ func launch(parent context.Context, exe string) (ctx context.Context, stop func(
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("force-color-profile", "srgb"),
+		// Headless Chromium still makes each tab's window its browser
+		// UI, and preloads the address bar's two WebUI popups there: two
+		// more pages in a renderer process of their own, for every tab,
+		// that nobody can see. They cost about as much CPU as the page
+		// under test.
+		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 		chromedp.WindowSize(Width, Height),
 		// No UserDataDir: the allocator makes a fresh temporary one and
 		// removes it when the browser has ended.
