@@ -238,6 +238,13 @@ func (b *Browser) Errors() []string {
 	return slices.Clone(b.errors)
 }
 
+// pollEvery is how often a wait on the page evaluates its condition.
+// chromedp's Poll, without an interval, evaluates it in a
+// requestAnimationFrame callback, which asks the browser for a frame
+// every 16 ms for as long as the wait lasts (the whole of a live run,
+// for Open's wait on its end): a timer asks for none.
+const pollEvery = 10 * time.Millisecond
+
 // Open loads url and waits until the page has its trace (window.traceReady)
 // and, when done, until the run has ended (window.traceDone).
 func (b *Browser) Open(url string, done bool) error {
@@ -245,7 +252,7 @@ func (b *Browser) Open(url string, done bool) error {
 		return fmt.Errorf("loading %s: %w", url, err)
 	}
 	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.traceReady === true || window.traceError !== undefined",
-		chromedp.WithPollingInterval(5*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		chromedp.WithPollingInterval(pollEvery), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		return fmt.Errorf("waiting for window.traceReady: %w (console: %q)", err, b.Errors())
 	}
 	var broken string
@@ -257,7 +264,7 @@ func (b *Browser) Open(url string, done bool) error {
 	}
 	if done {
 		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.traceDone === true",
-			chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+			chromedp.WithPollingInterval(pollEvery), chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 			return fmt.Errorf("waiting for the end of the run (window.traceDone): %w", err)
 		}
 	}
@@ -266,7 +273,7 @@ func (b *Browser) Open(url string, done bool) error {
 
 // Poll waits until a JavaScript expression is true.
 func (b *Browser) Poll(expr string, timeout time.Duration) error {
-	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout)))
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(pollEvery), chromedp.WithPollingTimeout(timeout)))
 	if err != nil {
 		return fmt.Errorf("waiting for %s: %w", expr, err)
 	}
@@ -309,7 +316,7 @@ func (b *Browser) EvalAsync(expr string, v any) error {
 // to rest.
 func (b *Browser) Screenshot(path string) error {
 	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.tracePage && window.tracePage.settled()",
-		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		chromedp.WithPollingInterval(pollEvery), chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		return fmt.Errorf("waiting for the page to settle: %w", err)
 	}
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
