@@ -2,9 +2,11 @@ package browser
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,10 +102,7 @@ func wantSource(tr trace.Trace, st int) (files []paneFile, lanes map[string]int)
 // The pane as the page shows it.
 type shownPane struct {
 	Head  string
-	Files []struct {
-		Key, Path, Part, N string
-		Sel                bool
-	}
+	Files []paneEntry
 	Funcs []struct {
 		Name, Href, Count string
 		Line              int
@@ -115,7 +114,14 @@ type shownPane struct {
 	Title string
 }
 
-const paneJS = `(() => {
+// paneEntry is a file as the pane lists it.
+type paneEntry struct {
+	Key, Path, Part, N string
+	Sel                bool
+}
+
+// paneJS is a function that reads the pane as the page shows it.
+const paneJS = `() => {
   const code = document.getElementById('src-code');
   const text = (d) => Array.from(d.childNodes).slice(2).map((n) => n.textContent).join('');
   const texts = {};
@@ -129,18 +135,35 @@ const paneJS = `(() => {
     texts,
     title: document.getElementById('src-title').textContent,
   };
-})()`
+}`
 
-// notesJS: what each untapped lane says, on the timeline (drawn now) and
-// in its title.
-const notesJS = `(() => {
+// notesJS is a function that reads what each untapped lane says, on the
+// timeline (drawn now) and in its title, and what the store panel says.
+const notesJS = `() => {
   tracePage.draw();
   const tl = {}, titles = {};
   for (const t of document.querySelectorAll('#tl text[data-note-lane]')) tl[t.dataset.noteLane] = t.textContent;
   for (const el of document.querySelectorAll('#lanes .lane.untapped')) titles[el.dataset.lane] = el.title;
   const note = document.getElementById('store-note');
   return {tl, titles, store: note.hidden ? '' : note.textContent};
-})()`
+}`
+
+// stopJS is what CheckSource does at one position, in one evaluation
+// (a round trip to the browser costs more than what it asks for): with
+// the pane closed, move to the seq and read the notes; open the pane and
+// read it as it opens; then show each of the files (keys) in turn and read the pane each time. renderSource draws a file
+// synchronously, layout included (srcJump reads the code's height), so
+// each file is drawn as a click on it draws it; only the paint of the
+// files shown in between is left out, which nothing here reads.
+const stopJS = `(seq, keys) => {
+  const pane = ` + paneJS + `, notes = ` + notesJS + `;
+  tracePage.source(false); tracePage.seekSeq(seq);
+  const out = {notes: notes(), open: tracePage.source(true)};
+  if (!out.open) return out;
+  out.pane = pane();
+  out.files = keys.map((k) => (tracePage.sourceFile(k), pane()));
+  return out;
+}`
 
 // CheckSource checks, on a page that has opened tr (see Browser.Open,
 // with done), what the page shows of the trace's sources (--source): for
@@ -150,12 +173,21 @@ const notesJS = `(() => {
 // sequenced", N the sum of the counts of the step's functions whose part
 // is the lane), what the store panel says when the store lane has no
 // event (what the step counted of the store's code: wantStoreNote), and,
-// with the source pane open, the step's files (all its
-// source messages added up, by path), then each file in turn: its count
-// and part, its functions with their counts and links to their lines at
-// the module's tag, its text line by line, and the lines that ran with
-// their counts (a line in blocks with counts, the largest). A trace
-// without sources must keep saying "no tap in this chapter".
+// with the source pane open, the step's files (all its source messages
+// added up, by path) and the file the pane opens on; then, at the step's
+// first position, each file in turn: its count and part, its functions
+// with their counts and links to their lines at the module's tag, its
+// text line by line, and the lines that ran with their counts (a line in
+// blocks with counts, the largest). A trace without sources must keep
+// saying "no tap in this chapter".
+//
+// Each file is walked once a step, not at both positions: the pane is
+// drawn from the step of the cursor's position alone (the page's
+// renderSource keys it on the step, the file and the data), so the walk
+// at the last position would draw the same files from the same data. At
+// the last position the list of files and the file the pane opens on
+// are checked, which is what would differ if the page took the last
+// position for another step.
 func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 	t.Helper()
 	tapped := make([]bool, len(tr.Lanes))
@@ -188,16 +220,26 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 	}
 	for _, s := range stops {
 		files, lanes := wantSource(tr, s.step)
-		for _, seq := range []int{s.first, s.last} {
+		var keys []string
+		for _, f := range files {
+			keys = append(keys, f.Key)
+		}
+		for i, seq := range []int{s.first, s.last} {
 			where := fmt.Sprintf("step %d (%q) at seq %d", s.step, s.title, seq)
-			if err := b.Eval(fmt.Sprintf("(tracePage.source(false), tracePage.seekSeq(%d))", seq), new(any)); err != nil {
-				t.Fatal(err)
+			walk := []string{} // the files to show in turn: at the first position
+			if i == 0 {
+				walk = append(walk, keys...)
 			}
-			var notes struct {
-				TL, Titles map[string]string
-				Store      string
+			var got struct {
+				Notes struct {
+					TL, Titles map[string]string
+					Store      string
+				}
+				Open  bool
+				Pane  shownPane
+				Files []shownPane
 			}
-			if err := b.Eval(notesJS, &notes); err != nil {
+			if err := b.Eval("("+stopJS+")("+strconv.Itoa(seq)+", "+jsonStrings(walk)+")", &got); err != nil {
 				t.Fatal(err)
 			}
 			want := map[string]string{}
@@ -216,30 +258,20 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			if !slices.Contains(tapped, true) {
 				wantTL = map[string]string{} // no lane is drawn thin
 			}
-			if !maps.Equal(notes.TL, wantTL) || !maps.Equal(notes.Titles, want) {
-				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, notes.TL, notes.Titles, want)
+			if !maps.Equal(got.Notes.TL, wantTL) || !maps.Equal(got.Notes.Titles, want) {
+				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, got.Notes.TL, got.Notes.Titles, want)
 			}
-			if w := wantStoreNote(tr, tapped, files, lanes); notes.Store != w {
-				t.Errorf("%s: the store panel says\n %q\nwant\n %q", where, notes.Store, w)
+			if w := wantStoreNote(tr, tapped, files, lanes); got.Notes.Store != w {
+				t.Errorf("%s: the store panel says\n %q\nwant\n %q", where, got.Notes.Store, w)
 			}
-			var open bool
-			if err := b.Eval("tracePage.source(true)", &open); err != nil {
-				t.Fatal(err)
+			if got.Open != (len(tr.Sources) > 0) {
+				t.Errorf("%s: the source pane open is %t, with %d sources in the trace", where, got.Open, len(tr.Sources))
 			}
-			if open != (len(tr.Sources) > 0) {
-				t.Errorf("%s: the source pane open is %t, with %d sources in the trace", where, open, len(tr.Sources))
-			}
-			if !open {
+			if !got.Open {
 				continue
 			}
-			var p shownPane
-			if err := b.Eval(paneJS, &p); err != nil {
-				t.Fatal(err)
-			}
-			var keys, gotKeys []string
-			for _, f := range files {
-				keys = append(keys, f.Key)
-			}
+			p := got.Pane
+			var gotKeys []string
 			for _, f := range p.Files {
 				gotKeys = append(gotKeys, f.Key)
 			}
@@ -253,20 +285,34 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 				}
 				continue
 			}
-			for _, f := range files {
-				if err := b.Eval(fmt.Sprintf("tracePage.sourceFile(%q)", f.Key), new(any)); err != nil {
-					t.Fatal(err)
-				}
-				if err := b.Eval(paneJS, &p); err != nil {
-					t.Fatal(err)
-				}
-				checkFile(t, where, f, p, tr.Texts[f.Key])
+			// The file the pane opens on (the one shown last, if the
+			// step has it, else its first) is that file.
+			sel := slices.IndexFunc(p.Files, func(f paneEntry) bool { return f.Sel })
+			if sel < 0 {
+				t.Errorf("%s: the pane opened with no file selected", where)
+			} else {
+				checkFile(t, where, files[sel], p, tr.Texts[files[sel].Key])
+			}
+			if len(got.Files) != len(walk) {
+				t.Fatalf("%s: the page showed %d files, want %d", where, len(got.Files), len(walk))
+			}
+			for j, f := range files[:len(walk)] {
+				checkFile(t, where, f, got.Files[j], tr.Texts[f.Key])
 			}
 		}
 	}
 	if err := b.Eval("tracePage.source(false)", new(any)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// jsonStrings is s as a JavaScript array of strings.
+func jsonStrings(s []string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // strings always marshal
+	}
+	return string(b)
 }
 
 // storeNoteFuncs is how many functions the store panel names (the
