@@ -174,20 +174,24 @@ const stopJS = `(seq, keys) => {
 // is the lane), what the store panel says when the store lane has no
 // event (what the step counted of the store's code: wantStoreNote), and,
 // with the source pane open, the step's files (all its source messages
-// added up, by path) and the file the pane opens on; then, at the step's
-// first position, each file in turn: its count and part, its functions
-// with their counts and links to their lines at the module's tag, its
-// text line by line, and the lines that ran with their counts (a line in
-// blocks with counts, the largest). A trace without sources must keep
-// saying "no tap in this chapter".
+// added up, by path) with their counts and parts, and the file the pane
+// opens on; then, at the step's first position, each file in turn: its
+// count and part, its functions with their counts and links to their
+// lines at the module's tag, its text line by line, and the lines that
+// ran with their counts (a line in blocks with counts, the largest). A
+// trace without sources must keep saying "no tap in this chapter".
 //
-// Each file is walked once a step, not at both positions: the pane is
+// A file is shown in turn once a step, not at both positions: the pane is
 // drawn from the step of the cursor's position alone (the page's
-// renderSource keys it on the step, the file and the data), so the walk
-// at the last position would draw the same files from the same data. At
-// the last position the list of files and the file the pane opens on
-// are checked, which is what would differ if the page took the last
-// position for another step.
+// renderSource keys it on the step, the file and the data), so at the
+// last position it would draw the same files from the same data; there
+// the list and the file the pane opens on are checked, which is what
+// would differ if the page took the last position for another step. Nor
+// is a file shown again in a later step whose source messages hold it
+// with the very same counters as an earlier step's (a chapter's steps
+// often run the same code the same number of times): the page would draw
+// it from the same input with the same code; its entry in the list,
+// count and all, is still checked at every position.
 func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 	t.Helper()
 	tapped := make([]bool, len(tr.Lanes))
@@ -218,17 +222,25 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			stops = append(stops, s)
 		}
 	}
+	shown := map[string]bool{} // the source messages' entries of a file in a step, of each file shown in turn
 	for _, s := range stops {
 		files, lanes := wantSource(tr, s.step)
 		var keys []string
+		var draw []paneFile // the files to show in turn, at the first position
 		for _, f := range files {
 			keys = append(keys, f.Key)
+			if in := stepInput(tr, s.step, f.Key); !shown[in] {
+				shown[in] = true
+				draw = append(draw, f)
+			}
 		}
 		for i, seq := range []int{s.first, s.last} {
 			where := fmt.Sprintf("step %d (%q) at seq %d", s.step, s.title, seq)
-			walk := []string{} // the files to show in turn: at the first position
+			walk := []string{}
 			if i == 0 {
-				walk = append(walk, keys...)
+				for _, f := range draw {
+					walk = append(walk, f.Key)
+				}
 			}
 			var got struct {
 				Notes struct {
@@ -285,6 +297,11 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 				}
 				continue
 			}
+			for j, f := range files {
+				if g := p.Files[j]; g.Path != f.Path || g.Part != f.Part || g.N != fmt.Sprintf("×%d", f.Count) {
+					t.Errorf("%s: the pane lists %+v, want path %q, part %q, ×%d", where, g, f.Path, f.Part, f.Count)
+				}
+			}
 			// The file the pane opens on (the one shown last, if the
 			// step has it, else its first) is that file.
 			sel := slices.IndexFunc(p.Files, func(f paneEntry) bool { return f.Sel })
@@ -296,7 +313,7 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			if len(got.Files) != len(walk) {
 				t.Fatalf("%s: the page showed %d files, want %d", where, len(got.Files), len(walk))
 			}
-			for j, f := range files[:len(walk)] {
+			for j, f := range draw[:len(walk)] {
 				checkFile(t, where, f, got.Files[j], tr.Texts[f.Key])
 			}
 		}
@@ -304,6 +321,30 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 	if err := b.Eval("tracePage.source(false)", new(any)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stepInput is what the page draws file key from in step st: the
+// file's entries in the step's source messages, in order, as JSON.
+func stepInput(tr trace.Trace, st int, key string) string {
+	var in []trace.SourceFile
+	for _, s := range tr.Sources {
+		if s.Step != st {
+			continue
+		}
+		for _, f := range s.Files {
+			if trace.SourceKey(f) == key {
+				in = append(in, f)
+			}
+		}
+	}
+	b, err := json.Marshal(struct {
+		Key   string
+		Files []trace.SourceFile
+	}{key, in})
+	if err != nil {
+		panic(err) // a trace's files always marshal
+	}
+	return string(b)
 }
 
 // jsonStrings is s as a JavaScript array of strings.
