@@ -375,6 +375,10 @@ func TestSourceTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds client-go with coverage (about a minute of CPU)")
 	}
+	// Parallel: the instrumented build is made once (coverBuild), by
+	// whichever of TestSource and this test asks first, after the plain
+	// build (built); the other waits for it.
+	t.Parallel()
 	<-built
 	chs, err := coverBuild()
 	if err != nil {
