@@ -192,8 +192,18 @@ const stopJS = `(seq, keys) => {
 // often run the same code the same number of times): the page would draw
 // it from the same input with the same code; its entry in the list,
 // count and all, is still checked at every position.
-func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
+//
+// shown holds the files shown in turn, each with the input it was drawn
+// from; nil is an empty one. A page of the same trace checked with the
+// same shown (the --trace file that a --view run wrote, after its live
+// page) shows in turn only files drawn from an input the other page did
+// not have: the page keeps a trace's sources and texts as they come,
+// from the stream or from the file, and draws from them alone.
+func CheckSource(t testing.TB, b *Browser, tr trace.Trace, shown Shown) {
 	t.Helper()
+	if shown == nil {
+		shown = Shown{}
+	}
 	tapped := make([]bool, len(tr.Lanes))
 	for _, e := range tr.Events {
 		if int(e.Lane) >= 0 && int(e.Lane) < len(tapped) {
@@ -222,7 +232,6 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			stops = append(stops, s)
 		}
 	}
-	shown := map[string]bool{} // the source messages' entries of a file in a step, of each file shown in turn
 	for _, s := range stops {
 		files, lanes := wantSource(tr, s.step)
 		var keys []string
@@ -322,6 +331,10 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 		t.Fatal(err)
 	}
 }
+
+// Shown is what CheckSource has shown in turn: each file with what the
+// page drew it from (stepInput).
+type Shown map[string]bool
 
 // stepInput is what the page draws file key from in step st: the
 // file's entries in the step's source messages, in order, as JSON.
