@@ -329,11 +329,13 @@ const pollEvery = 10 * time.Millisecond
 
 // waitJS is a promise that resolves to true once the expression (%[1]s)
 // is true, evaluated at once and then every %[2]d ms, or to false after
-// %[3]d ms.
-const waitJS = `new Promise((done) => {
+// %[3]d ms; it is rejected with what the expression throws.
+const waitJS = `new Promise((done, fail) => {
   const end = performance.now() + %[3]d;
   const tick = () => {
-    if (%[1]s) done(true);
+    let ok;
+    try { ok = (%[1]s); } catch (err) { fail(err); return; }
+    if (ok) done(true);
     else if (performance.now() > end) done(false);
     else setTimeout(tick, %[2]d);
   };
