@@ -66,7 +66,9 @@ func Find() string {
 type Browser struct {
 	t      testing.TB
 	ctx    context.Context
+	tab    *tab // the tab of Main's Chromium it has, nil with a Chromium of its own
 	stop   func()
+	once   sync.Once
 	mu     sync.Mutex
 	errors []string // console errors and uncaught exceptions, in order
 }
@@ -76,6 +78,47 @@ type Browser struct {
 var shared struct {
 	ctx context.Context // the browser's first tab: Start's tabs are its children
 	err error           // why it could not start, reported by each Start
+
+	mu   sync.Mutex
+	idle []*tab // tabs a test has given back, for the next Start
+}
+
+// tab is a tab of Main's Chromium, in a browser context of its own. A
+// test has it from Start until Close, then it goes back to shared.idle,
+// on about:blank, for the next test: a new tab costs a renderer process
+// (about 0.2 s of CPU to start), a page loaded in a tab that has one
+// costs less than half of that. Tabs are closed with the browser.
+type tab struct {
+	ctx   context.Context
+	close func() // closes the tab and disposes of its browser context
+	mu    sync.Mutex
+	owner *Browser // the Browser that has the tab now, which its events go to
+}
+
+// newTab opens a tab in Main's Chromium, in a browser context of its own,
+// at Width×Height, listening to its console.
+func newTab() (*tab, error) {
+	ctx, cancel := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
+	tb := &tab{ctx: ctx, close: cancel}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(Width, Height)); err != nil {
+		cancel()
+		return nil, fmt.Errorf("opening a tab: %w", err)
+	}
+	// Listen calls the func in the tab's own loop, in the order the
+	// browser sent the events: once a later command has returned, every
+	// message the page wrote before it has been seen.
+	if err := chromedp.Listen(ctx, func(ev any) {
+		tb.mu.Lock()
+		b := tb.owner
+		tb.mu.Unlock()
+		if b != nil {
+			b.onEvent(ev)
+		}
+	}); err != nil {
+		cancel()
+		return nil, fmt.Errorf("listening to the console: %w", err)
+	}
+	return tb, nil
 }
 
 // Main runs a package's tests (m.Run) with one headless Chromium for all
@@ -83,10 +126,11 @@ var shared struct {
 // os.Exit(browser.Main(m)) in TestMain. Starting and stopping Chromium
 // costs about a second of CPU (and more of waiting); a tab in a running
 // one costs a fraction of that, and a tab in a browser context of its own
-// shares no cookies, storage or cache with another test's. The browser starts before the first test, so that
-// its goroutines are there before any test's leak check looks, and it
-// stops after the last. Where no Chromium can be found, Main only runs
-// the tests (and Start skips).
+// shares no cookies, storage or cache with a tab of another. The browser,
+// and one tab, start before the first test, so that their goroutines are
+// there before any test's leak check looks (a test that ends gives its tab
+// back for the next, see tab), and it stops after the last. Where no
+// Chromium can be found, Main only runs the tests (and Start skips).
 func Main(m *testing.M) int {
 	exe := Find()
 	if exe == "" {
@@ -95,10 +139,14 @@ func Main(m *testing.M) int {
 	ctx, stop := launch(context.Background(), exe)
 	defer stop()
 	// The first action on the context starts the browser.
+	shared.ctx = ctx
 	if err := chromedp.Do(ctx); err != nil {
 		shared.err = fmt.Errorf("starting %s: %w", exe, err)
+	} else if tb, err := newTab(); err != nil {
+		shared.err = fmt.Errorf("%s: %w", exe, err)
+	} else {
+		shared.idle = append(shared.idle, tb)
 	}
-	shared.ctx = ctx
 	return m.Run()
 }
 
@@ -120,6 +168,12 @@ func launch(parent context.Context, exe string) (ctx context.Context, stop func(
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("force-color-profile", "srgb"),
+		// Headless Chromium still makes each tab's window its browser
+		// UI, and preloads the address bar's two WebUI popups there: two
+		// more pages in a renderer process of their own, for every tab,
+		// that nobody can see. They cost about as much CPU as the page
+		// under test.
+		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 		chromedp.WindowSize(Width, Height),
 		// No UserDataDir: the allocator makes a fresh temporary one and
 		// removes it when the browser has ended.
@@ -132,10 +186,11 @@ func launch(parent context.Context, exe string) (ctx context.Context, stop func(
 	}
 }
 
-// Start opens a tab at Width×Height in the Chromium Main started, or, in
-// a package that does not use Main, starts a Chromium of its own; it skips
-// the test when there is none. Everything it opens is closed when the test
-// ends.
+// Start gives the test a tab at Width×Height in the Chromium Main
+// started (one a test before it gave back, on about:blank, or a new
+// one), or, in a package that does not use Main, starts a Chromium of
+// its own; it skips the test when there is none. The tab is the test's
+// until Close, which the test's end calls if the test has not.
 func Start(t testing.TB) *Browser {
 	t.Helper()
 	exe := Find()
@@ -145,40 +200,73 @@ func Start(t testing.TB) *Browser {
 		}
 		t.Skip("no Chromium found ($CHROME, /usr/bin/chromium, chromium, chromium-browser, google-chrome): the browser check needs one, e.g. apt-get install chromium")
 	}
-	// One deadline for the whole tab: a hung page fails the test, it does
-	// not hang it.
-	var ctx context.Context
-	var stop func()
+	b := &Browser{t: t}
 	if shared.ctx != nil {
 		if shared.err != nil {
 			t.Fatal(shared.err)
 		}
-		deadline, cancelDeadline := context.WithTimeout(shared.ctx, 3*time.Minute)
-		tab, cancelTab := chromedp.NewContext(deadline, chromedp.WithNewBrowserContext())
-		ctx, stop = tab, func() {
-			cancelTab() // closes the tab and disposes of its browser context
-			cancelDeadline()
+		shared.mu.Lock()
+		var tb *tab
+		if n := len(shared.idle); n > 0 {
+			tb, shared.idle = shared.idle[n-1], shared.idle[:n-1]
 		}
-	} else {
-		deadline, cancelDeadline := context.WithTimeout(context.Background(), 3*time.Minute)
-		own, stopOwn := launch(deadline, exe)
-		ctx, stop = own, func() {
-			stopOwn()
-			cancelDeadline()
+		shared.mu.Unlock()
+		if tb == nil {
+			var err error
+			if tb, err = newTab(); err != nil {
+				t.Fatalf("%s: %v", exe, err)
+			}
 		}
+		tb.mu.Lock()
+		tb.owner = b
+		tb.mu.Unlock()
+		// One deadline for the test's use of the tab: a hung page fails
+		// the test, it does not hang it.
+		ctx, cancel := context.WithTimeout(tb.ctx, 3*time.Minute)
+		b.ctx, b.tab, b.stop = ctx, tb, cancel
+		t.Cleanup(b.Close)
+		return b
 	}
-	b := &Browser{t: t, ctx: ctx, stop: stop}
-	t.Cleanup(b.stop)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(Width, Height)); err != nil {
+	deadline, cancelDeadline := context.WithTimeout(context.Background(), 3*time.Minute)
+	own, stopOwn := launch(deadline, exe)
+	b.ctx, b.stop = own, func() {
+		stopOwn()
+		cancelDeadline()
+	}
+	t.Cleanup(b.Close)
+	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(Width, Height)); err != nil {
 		t.Fatalf("opening a tab in %s: %v", exe, err)
 	}
-	// Listen calls the func in the tab's own loop, in the order the browser
-	// sent the events: once a later command has returned, every message the
-	// page wrote before it has been seen.
-	if err := chromedp.Listen(ctx, b.onEvent); err != nil {
+	if err := chromedp.Listen(b.ctx, b.onEvent); err != nil {
 		t.Fatalf("listening to the console: %v", err)
 	}
 	return b
+}
+
+// Close ends the test's use of its tab: the page is unloaded (a live
+// page's stream closed, its timers stopped) and the tab goes back for
+// the next test, or, if it cannot load about:blank, is closed. With a
+// Chromium of its own, Close stops it.
+func (b *Browser) Close() {
+	b.once.Do(func() {
+		b.stop()
+		tb := b.tab
+		if tb == nil {
+			return
+		}
+		tb.mu.Lock()
+		tb.owner = nil // what the page logs from now on is no test's
+		tb.mu.Unlock()
+		ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+			tb.close()
+			return
+		}
+		shared.mu.Lock()
+		shared.idle = append(shared.idle, tb)
+		shared.mu.Unlock()
+	})
 }
 
 func (b *Browser) onEvent(ev any) {
@@ -232,14 +320,54 @@ func (b *Browser) Errors() []string {
 	return slices.Clone(b.errors)
 }
 
+// pollEvery is how often a wait on the page evaluates its condition.
+// chromedp's Poll, without an interval, evaluates it in a
+// requestAnimationFrame callback, which asks the browser for a frame
+// every 16 ms for as long as the wait lasts (the whole of a live run,
+// for Open's wait on its end): a timer asks for none.
+const pollEvery = 10 * time.Millisecond
+
+// waitJS is a promise that resolves to true once the expression (%[1]s)
+// is true, evaluated at once and then every %[2]d ms, or to false after
+// %[3]d ms; it is rejected with what the expression throws.
+const waitJS = `new Promise((done, fail) => {
+  const end = performance.now() + %[3]d;
+  const tick = () => {
+    let ok;
+    try { ok = (%[1]s); } catch (err) { fail(err); return; }
+    if (ok) done(true);
+    else if (performance.now() > end) done(false);
+    else setTimeout(tick, %[2]d);
+  };
+  tick();
+})`
+
+// wait waits until a JavaScript expression is true in the page, for at
+// most timeout. It evaluates in the page's current document, as Eval
+// does; chromedp's Poll names the document by the execution context it
+// last heard of, which, just after a navigation in a tab that had a page
+// already, may be the old one's ("Cannot find context with specified
+// id").
+func (b *Browser) wait(expr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(b.ctx, timeout+10*time.Second) // the page's timers may be what hangs
+	defer cancel()
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(waitJS, expr, pollEvery.Milliseconds(), timeout.Milliseconds()), chromedp.EvalAwaitPromise))
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("still not true after %v", timeout)
+	}
+	return nil
+}
+
 // Open loads url and waits until the page has its trace (window.traceReady)
 // and, when done, until the run has ended (window.traceDone).
 func (b *Browser) Open(url string, done bool) error {
 	if err := chromedp.Do(b.ctx, chromedp.Navigate(url)); err != nil {
 		return fmt.Errorf("loading %s: %w", url, err)
 	}
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.traceReady === true || window.traceError !== undefined",
-		chromedp.WithPollingInterval(5*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if err := b.wait("window.traceReady === true || window.traceError !== undefined", 30*time.Second); err != nil {
 		return fmt.Errorf("waiting for window.traceReady: %w (console: %q)", err, b.Errors())
 	}
 	var broken string
@@ -250,8 +378,7 @@ func (b *Browser) Open(url string, done bool) error {
 		return fmt.Errorf("the page could not read its trace: %s", broken)
 	}
 	if done {
-		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.traceDone === true",
-			chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+		if err := b.wait("window.traceDone === true", 2*time.Minute); err != nil {
 			return fmt.Errorf("waiting for the end of the run (window.traceDone): %w", err)
 		}
 	}
@@ -260,8 +387,7 @@ func (b *Browser) Open(url string, done bool) error {
 
 // Poll waits until a JavaScript expression is true.
 func (b *Browser) Poll(expr string, timeout time.Duration) error {
-	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout)))
-	if err != nil {
+	if err := b.wait(expr, timeout); err != nil {
 		return fmt.Errorf("waiting for %s: %w", expr, err)
 	}
 	return nil
@@ -302,8 +428,7 @@ func (b *Browser) EvalAsync(expr string, v any) error {
 // Screenshot saves the viewport as a PNG file, once the timeline has come
 // to rest.
 func (b *Browser) Screenshot(path string) error {
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.tracePage && window.tracePage.settled()",
-		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+	if err := b.wait("window.tracePage && window.tracePage.settled()", 10*time.Second); err != nil {
 		return fmt.Errorf("waiting for the page to settle: %w", err)
 	}
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
@@ -356,6 +481,7 @@ func (b *Browser) State() (State, error) {
 func Check(t *testing.T, pageURL string, want Expect, screenshot string) {
 	t.Helper()
 	b := Start(t)
+	defer b.Close() // the next Check, in this test or another, has the tab
 	if err := b.Open(pageURL, true); err != nil {
 		t.Fatal(err)
 	}

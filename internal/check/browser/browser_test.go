@@ -161,6 +161,28 @@ func TestLiveFollows(t *testing.T) {
 	if !p.Playing || p.LiveBtn || p.Positions >= len(tr.Events) {
 		t.Fatalf("following the run halfway: %+v (want playing, no live button, fewer positions than the %d events)", p, len(tr.Events))
 	}
+	// Nothing newer to show: once the view has come to the cursor, the
+	// page draws no frame until the next message (a page left open at a
+	// --step prompt must not keep a CPU busy). The page's frames are
+	// counted over a fifth of a second, until none is drawn.
+	var idle bool
+	if err := b.EvalAsync(`new Promise((done) => {
+	  const end = performance.now() + 5000;
+	  const look = () => {
+	    tracePage.stats(true);
+	    setTimeout(() => {
+	      if (tracePage.stats().frames === 0) done(tracePage.playing());
+	      else if (performance.now() > end) done(false);
+	      else look();
+	    }, 200);
+	  };
+	  look();
+	})`, &idle); err != nil {
+		t.Fatal(err)
+	}
+	if !idle {
+		t.Fatal("following a run with nothing newer to show, the page still drew frames after 5 s (or stopped playing)")
+	}
 	// Back one event: paused, and "live ▸" offered.
 	if err := b.Key(kb.ArrowLeft); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,11 @@ package browser
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,10 +102,7 @@ func wantSource(tr trace.Trace, st int) (files []paneFile, lanes map[string]int)
 // The pane as the page shows it.
 type shownPane struct {
 	Head  string
-	Files []struct {
-		Key, Path, Part, N string
-		Sel                bool
-	}
+	Files []paneEntry
 	Funcs []struct {
 		Name, Href, Count string
 		Line              int
@@ -115,7 +114,14 @@ type shownPane struct {
 	Title string
 }
 
-const paneJS = `(() => {
+// paneEntry is a file as the pane lists it.
+type paneEntry struct {
+	Key, Path, Part, N string
+	Sel                bool
+}
+
+// paneJS is a function that reads the pane as the page shows it.
+const paneJS = `() => {
   const code = document.getElementById('src-code');
   const text = (d) => Array.from(d.childNodes).slice(2).map((n) => n.textContent).join('');
   const texts = {};
@@ -129,18 +135,35 @@ const paneJS = `(() => {
     texts,
     title: document.getElementById('src-title').textContent,
   };
-})()`
+}`
 
-// notesJS: what each untapped lane says, on the timeline (drawn now) and
-// in its title.
-const notesJS = `(() => {
+// notesJS is a function that reads what each untapped lane says, on the
+// timeline (drawn now) and in its title, and what the store panel says.
+const notesJS = `() => {
   tracePage.draw();
   const tl = {}, titles = {};
   for (const t of document.querySelectorAll('#tl text[data-note-lane]')) tl[t.dataset.noteLane] = t.textContent;
   for (const el of document.querySelectorAll('#lanes .lane.untapped')) titles[el.dataset.lane] = el.title;
   const note = document.getElementById('store-note');
   return {tl, titles, store: note.hidden ? '' : note.textContent};
-})()`
+}`
+
+// stopJS is what CheckSource does at one position, in one evaluation
+// (a round trip to the browser costs more than what it asks for): with
+// the pane closed, move to the seq and read the notes; open the pane and
+// read it as it opens; then show each of the files (keys) in turn and read the pane each time. renderSource draws a file
+// synchronously, layout included (srcJump reads the code's height), so
+// each file is drawn as a click on it draws it; only the paint of the
+// files shown in between is left out, which nothing here reads.
+const stopJS = `(seq, keys) => {
+  const pane = ` + paneJS + `, notes = ` + notesJS + `;
+  tracePage.source(false); tracePage.seekSeq(seq);
+  const out = {notes: notes(), open: tracePage.source(true)};
+  if (!out.open) return out;
+  out.pane = pane();
+  out.files = keys.map((k) => (tracePage.sourceFile(k), pane()));
+  return out;
+}`
 
 // CheckSource checks, on a page that has opened tr (see Browser.Open,
 // with done), what the page shows of the trace's sources (--source): for
@@ -150,14 +173,37 @@ const notesJS = `(() => {
 // sequenced", N the sum of the counts of the step's functions whose part
 // is the lane), what the store panel says when the store lane has no
 // event (what the step counted of the store's code: wantStoreNote), and,
-// with the source pane open, the step's files (all its
-// source messages added up, by path), then each file in turn: its count
-// and part, its functions with their counts and links to their lines at
-// the module's tag, its text line by line, and the lines that ran with
-// their counts (a line in blocks with counts, the largest). A trace
-// without sources must keep saying "no tap in this chapter".
-func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
+// with the source pane open, the step's files (all its source messages
+// added up, by path) with their counts and parts, and the file the pane
+// opens on; then, at the step's first position, each file in turn: its
+// count and part, its functions with their counts and links to their
+// lines at the module's tag, its text line by line, and the lines that
+// ran with their counts (a line in blocks with counts, the largest). A
+// trace without sources must keep saying "no tap in this chapter".
+//
+// A file is shown in turn once a step, not at both positions: the pane is
+// drawn from the step of the cursor's position alone (the page's
+// renderSource keys it on the step, the file and the data), so at the
+// last position it would draw the same files from the same data; there
+// the list and the file the pane opens on are checked, which is what
+// would differ if the page took the last position for another step. Nor
+// is a file shown again in a later step whose source messages hold it
+// with the very same counters as an earlier step's (a chapter's steps
+// often run the same code the same number of times): the page would draw
+// it from the same input with the same code; its entry in the list,
+// count and all, is still checked at every position.
+//
+// shown holds the files shown in turn, each with the input it was drawn
+// from; nil is an empty one. A page of the same trace checked with the
+// same shown (the --trace file that a --view run wrote, after its live
+// page) shows in turn only files drawn from an input the other page did
+// not have: the page keeps a trace's sources and texts as they come,
+// from the stream or from the file, and draws from them alone.
+func CheckSource(t testing.TB, b *Browser, tr trace.Trace, shown Shown) {
 	t.Helper()
+	if shown == nil {
+		shown = Shown{}
+	}
 	tapped := make([]bool, len(tr.Lanes))
 	for _, e := range tr.Events {
 		if int(e.Lane) >= 0 && int(e.Lane) < len(tapped) {
@@ -188,16 +234,33 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 	}
 	for _, s := range stops {
 		files, lanes := wantSource(tr, s.step)
-		for _, seq := range []int{s.first, s.last} {
+		var keys []string
+		var draw []paneFile // the files to show in turn, at the first position
+		for _, f := range files {
+			keys = append(keys, f.Key)
+			if in := stepInput(tr, s.step, f.Key); !shown[in] {
+				shown[in] = true
+				draw = append(draw, f)
+			}
+		}
+		for i, seq := range []int{s.first, s.last} {
 			where := fmt.Sprintf("step %d (%q) at seq %d", s.step, s.title, seq)
-			if err := b.Eval(fmt.Sprintf("(tracePage.source(false), tracePage.seekSeq(%d))", seq), new(any)); err != nil {
-				t.Fatal(err)
+			walk := []string{}
+			if i == 0 {
+				for _, f := range draw {
+					walk = append(walk, f.Key)
+				}
 			}
-			var notes struct {
-				TL, Titles map[string]string
-				Store      string
+			var got struct {
+				Notes struct {
+					TL, Titles map[string]string
+					Store      string
+				}
+				Open  bool
+				Pane  shownPane
+				Files []shownPane
 			}
-			if err := b.Eval(notesJS, &notes); err != nil {
+			if err := b.Eval("("+stopJS+")("+strconv.Itoa(seq)+", "+jsonStrings(walk)+")", &got); err != nil {
 				t.Fatal(err)
 			}
 			want := map[string]string{}
@@ -216,30 +279,20 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 			if !slices.Contains(tapped, true) {
 				wantTL = map[string]string{} // no lane is drawn thin
 			}
-			if !maps.Equal(notes.TL, wantTL) || !maps.Equal(notes.Titles, want) {
-				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, notes.TL, notes.Titles, want)
+			if !maps.Equal(got.Notes.TL, wantTL) || !maps.Equal(got.Notes.Titles, want) {
+				t.Errorf("%s: the untapped lanes say\n on the timeline %q\n in their titles %q\nwant %q", where, got.Notes.TL, got.Notes.Titles, want)
 			}
-			if w := wantStoreNote(tr, tapped, files, lanes); notes.Store != w {
-				t.Errorf("%s: the store panel says\n %q\nwant\n %q", where, notes.Store, w)
+			if w := wantStoreNote(tr, tapped, files, lanes); got.Notes.Store != w {
+				t.Errorf("%s: the store panel says\n %q\nwant\n %q", where, got.Notes.Store, w)
 			}
-			var open bool
-			if err := b.Eval("tracePage.source(true)", &open); err != nil {
-				t.Fatal(err)
+			if got.Open != (len(tr.Sources) > 0) {
+				t.Errorf("%s: the source pane open is %t, with %d sources in the trace", where, got.Open, len(tr.Sources))
 			}
-			if open != (len(tr.Sources) > 0) {
-				t.Errorf("%s: the source pane open is %t, with %d sources in the trace", where, open, len(tr.Sources))
-			}
-			if !open {
+			if !got.Open {
 				continue
 			}
-			var p shownPane
-			if err := b.Eval(paneJS, &p); err != nil {
-				t.Fatal(err)
-			}
-			var keys, gotKeys []string
-			for _, f := range files {
-				keys = append(keys, f.Key)
-			}
+			p := got.Pane
+			var gotKeys []string
 			for _, f := range p.Files {
 				gotKeys = append(gotKeys, f.Key)
 			}
@@ -253,20 +306,67 @@ func CheckSource(t testing.TB, b *Browser, tr trace.Trace) {
 				}
 				continue
 			}
-			for _, f := range files {
-				if err := b.Eval(fmt.Sprintf("tracePage.sourceFile(%q)", f.Key), new(any)); err != nil {
-					t.Fatal(err)
+			for j, f := range files {
+				if g := p.Files[j]; g.Path != f.Path || g.Part != f.Part || g.N != fmt.Sprintf("×%d", f.Count) {
+					t.Errorf("%s: the pane lists %+v, want path %q, part %q, ×%d", where, g, f.Path, f.Part, f.Count)
 				}
-				if err := b.Eval(paneJS, &p); err != nil {
-					t.Fatal(err)
-				}
-				checkFile(t, where, f, p, tr.Texts[f.Key])
+			}
+			// The file the pane opens on (the one shown last, if the
+			// step has it, else its first) is that file.
+			sel := slices.IndexFunc(p.Files, func(f paneEntry) bool { return f.Sel })
+			if sel < 0 {
+				t.Errorf("%s: the pane opened with no file selected", where)
+			} else {
+				checkFile(t, where, files[sel], p, tr.Texts[files[sel].Key])
+			}
+			if len(got.Files) != len(walk) {
+				t.Fatalf("%s: the page showed %d files, want %d", where, len(got.Files), len(walk))
+			}
+			for j, f := range draw[:len(walk)] {
+				checkFile(t, where, f, got.Files[j], tr.Texts[f.Key])
 			}
 		}
 	}
 	if err := b.Eval("tracePage.source(false)", new(any)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Shown is what CheckSource has shown in turn: each file with what the
+// page drew it from (stepInput).
+type Shown map[string]bool
+
+// stepInput is what the page draws file key from in step st: the
+// file's entries in the step's source messages, in order, as JSON.
+func stepInput(tr trace.Trace, st int, key string) string {
+	var in []trace.SourceFile
+	for _, s := range tr.Sources {
+		if s.Step != st {
+			continue
+		}
+		for _, f := range s.Files {
+			if trace.SourceKey(f) == key {
+				in = append(in, f)
+			}
+		}
+	}
+	b, err := json.Marshal(struct {
+		Key   string
+		Files []trace.SourceFile
+	}{key, in})
+	if err != nil {
+		panic(err) // a trace's files always marshal
+	}
+	return string(b)
+}
+
+// jsonStrings is s as a JavaScript array of strings.
+func jsonStrings(s []string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // strings always marshal
+	}
+	return string(b)
 }
 
 // storeNoteFuncs is how many functions the store panel names (the

@@ -263,7 +263,7 @@ func TestSourcePane(t *testing.T) {
 	if !reflect.DeepEqual(tr.Sources, run.steps) || !maps.Equal(tr.Texts, run.texts) {
 		t.Fatal("the recorder's sources are not what the run recorded")
 	}
-	t.Run("live", func(t *testing.T) { CheckSource(t, b, tr) })
+	t.Run("live", func(t *testing.T) { CheckSource(t, b, tr, nil) })
 
 	// The offline file holds it all: the page, the trace, the texts.
 	page, err := os.ReadFile(file)
@@ -281,7 +281,7 @@ func TestSourcePane(t *testing.T) {
 		if err := b.Open("file://"+file, true); err != nil {
 			t.Fatal(err)
 		}
-		CheckSource(t, b, back)
+		CheckSource(t, b, back, nil)
 		// Step 1 on the screen: the lanes, then the pane.
 		mid := back.Steps[0].Seq + 4
 		for _, v := range []struct {
@@ -462,7 +462,7 @@ func TestNoSourceNoPane(t *testing.T) {
 	if !hidden {
 		t.Error("a trace without sources shows the Source button")
 	}
-	CheckSource(t, b, tr)
+	CheckSource(t, b, tr, nil)
 	for _, e := range b.Errors() {
 		t.Errorf("the page logged an error: %s", e)
 	}

@@ -378,11 +378,16 @@ func TestSourceBadInput(t *testing.T) {
 // (browser.CheckSource): each step's source pane and the lanes the
 // chapter has no tap on, which say what was counted there. The chapters
 // are one of each kind of pipeline (sourcePages); one of them runs with
-// --view too, and its live page is checked as well as its file.
+// --view too, and its live page is checked as well as its file (each
+// file's code on one of the two: they draw it from the same input).
 func TestSourceTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds client-go with coverage (about a minute of CPU)")
 	}
+	// Parallel: the instrumented build is made once (coverBuild), by
+	// whichever of TestSource and this test asks first, after the plain
+	// build (built); the other waits for it.
+	t.Parallel()
 	<-built
 	chs, err := coverBuild()
 	if err != nil {
@@ -456,8 +461,12 @@ func TestSourceTrace(t *testing.T) {
 				t.Log("no Chromium found: the source pane is not checked in a browser (apt-get install chromium, or set $CHROME)")
 				return
 			}
+			// The file a --view run wrote holds the trace its live page
+			// had: its files' code, drawn from the same input, is shown
+			// in turn on one of the two pages (see browser.Shown).
+			shown := browser.Shown{}
 			if b != nil {
-				t.Run("live", func(t *testing.T) { browser.CheckSource(t, b, tr) })
+				t.Run("live", func(t *testing.T) { browser.CheckSource(t, b, tr, shown) })
 			} else {
 				b = browser.Start(t)
 			}
@@ -465,7 +474,7 @@ func TestSourceTrace(t *testing.T) {
 				if err := b.Open("file://"+file, true); err != nil {
 					t.Fatal(err)
 				}
-				browser.CheckSource(t, b, tr)
+				browser.CheckSource(t, b, tr, shown)
 			})
 			for _, e := range b.Errors() {
 				t.Errorf("the page logged an error: %s", e)
