@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -125,6 +126,13 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 	if got := heldSoFar(rec); len(got) != 0 {
 		t.Fatalf("RemoveEventHandler returned after %q; held's call cannot end before Release", got)
 	}
+	// pop, the goroutine that feeds held, returns when its select sees
+	// its input closed; were held ready for v2 at that instant, the select
+	// could as well hand v2 on (the README says so). So let held's call
+	// end only once pop has returned: one pop left, other's. Without this
+	// wait the test pinned the scheduler (a loaded -race run once gave
+	// held v2, which it then held until the deadline).
+	awaitGoroutines(ctx, t, "k8s.io/client-go/tools/cache.(*processorListener).pop(", 1)
 	held.Release()
 	await("held: OnUpdate returns")
 	// ShutDownEventHandler waits until held's goroutine has ended: after
@@ -143,6 +151,32 @@ func TestRemoveEventHandlerDropsWhatWaits(t *testing.T) {
 		t.Errorf("after RemoveEventHandler, held still got %q; v2 and v3 should be dropped", got)
 	}
 	other.Release()
+}
+
+// awaitGoroutines waits until n goroutines are in the function whose
+// stack frames start with frame.
+func awaitGoroutines(ctx context.Context, t *testing.T, frame string, n int) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	buf := make([]byte, 1<<20)
+	for {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		got := 0
+		for _, l := range strings.Split(stacks, "\n") {
+			if strings.HasPrefix(l, frame) {
+				got++
+			}
+		}
+		if got == n {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%d goroutines in %s, waiting for %d", got, frame, n)
+		}
+	}
 }
 
 // TestShutDownEventHandlerWaits pins that ShutDownEventHandler does not
