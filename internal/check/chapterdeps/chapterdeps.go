@@ -36,6 +36,7 @@ import (
 	_ "path/filepath"
 	_ "reflect"
 	_ "regexp"
+	_ "runtime"
 	_ "slices"
 	_ "strconv"
 	_ "strings"
