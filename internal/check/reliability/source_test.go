@@ -502,23 +502,8 @@ const sourceLive = "05-informer"
 // the tab, still showing the live page.
 func runLive(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch chapter, env []string, args ...string) (*bytes.Buffer, *browser.Browser) {
 	t.Helper()
-	cmd, stdout, _ := ch.command(ctx, env, append([]string{"--view"}, args...)...)
+	stdout, pipe, wait := startPiped(t, ctx, cancel, ch, env, nil, append([]string{"--view"}, args...)...)
 	var stderr bytes.Buffer
-	cmd.Stderr = nil
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := false
-	t.Cleanup(func() {
-		if !waited {
-			cancel()
-			_ = cmd.Wait()
-		}
-	})
 	errs := bufio.NewScanner(pipe)
 	if !errs.Scan() {
 		t.Fatal("no line on stderr")
@@ -550,8 +535,7 @@ func runLive(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch ch
 		_, _ = io.Copy(io.Discard, resp.Body)
 	}
 	<-done
-	waited = true
-	if err := cmd.Wait(); err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("%v; stderr:\n%s", err, &stderr)
 	}
 	return stdout, b

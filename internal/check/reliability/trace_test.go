@@ -137,7 +137,7 @@ func TestViewFlag(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), limit)
 			defer cancel()
-			stdout, stderrPipe, wait := startPiped(t, ctx, cancel, ch, nil, "--view")
+			stdout, stderrPipe, wait := startPiped(t, ctx, cancel, ch, env(t), nil, "--view")
 			errs := bufio.NewScanner(stderrPipe)
 			if !errs.Scan() {
 				t.Fatal("no line on stderr")
@@ -214,7 +214,7 @@ func TestViewStep(t *testing.T) {
 		keyboard, tty := openTerminal(t)
 		ctx, cancel := context.WithTimeout(t.Context(), limit)
 		defer cancel()
-		stdout, stderr, wait := startPiped(t, ctx, cancel, ch, tty, "--view", "--step")
+		stdout, stderr, wait := startPiped(t, ctx, cancel, ch, env(t), tty, "--view", "--step")
 		// stderr, read up to what (a prompt ends in no newline).
 		var seen []byte
 		buf := make([]byte, 4096)
@@ -284,9 +284,9 @@ func TestViewStep(t *testing.T) {
 // startPiped starts a chapter with its stderr on a pipe (and stdin from
 // stdin, if not nil). wait waits for it to end; if the test ends first,
 // cancel stops it.
-func startPiped(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch chapter, stdin *os.File, args ...string) (stdout *bytes.Buffer, stderr io.Reader, wait func() error) {
+func startPiped(t *testing.T, ctx context.Context, cancel context.CancelFunc, ch chapter, env []string, stdin *os.File, args ...string) (stdout *bytes.Buffer, stderr io.Reader, wait func() error) {
 	t.Helper()
-	cmd, stdout, _ := ch.command(ctx, env(t), args...)
+	cmd, stdout, _ := ch.command(ctx, env, args...)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
