@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
 )
 
 // TestGolden runs the chapter as main does, on a fresh workshop cluster,

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/check/scripted"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
 )
 

@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/golden"
 )
 
 // TestGolden runs the chapter as main does and compares every line it

@@ -5,7 +5,7 @@ package main
 // cache at a time, and the ratios printed on a coarse scale so that they
 // read the same on every run, under the race detector, and on a real
 // cluster. The exact bytes are in BENCHMARKS.md
-// (internal/check/bench, BenchmarkInformerMemoryByKind).
+// (check/bench, BenchmarkInformerMemoryByKind).
 
 import (
 	"cmp"

@@ -10,7 +10,7 @@ package main
 // statuses. It carries a scheduling gate, so that no scheduler or
 // kubelet touches it. It is JSON, as kubectl get -o json shows a pod,
 // in a Go file so that the chapter builds anywhere it is copied to; the
-// memory benchmark (internal/check/bench) reads the same constant.
+// memory benchmark (check/bench) reads the same constant.
 const podJSON = `{
   "apiVersion": "v1",
   "kind": "Pod",

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/informers"
 
+	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
 )
 
 // The checks of the exercises in exercises.go. Each is skipped while

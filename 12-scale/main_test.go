@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/chaptertest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 )
 
@@ -53,7 +53,7 @@ func TestGateOff(t *testing.T) {
 		t.Errorf("step 2 printed:\n%s\nwant its heading and:\n%s", step2, want)
 	}
 	// The whole run as on most real clusters, which have the gate off:
-	// the real-cluster check (internal/check/reliability) accepts it.
+	// the real-cluster check (check/reliability) accepts it.
 	golden.Assert(t, "12-scale-gate-off", []byte(out))
 }
 

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/workshop"
 )
 

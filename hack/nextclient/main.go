@@ -40,7 +40,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/golden"
+	"github.com/informer-walkthrough/informer-walkthrough/check/golden"
 )
 
 func main() {
@@ -556,9 +556,9 @@ func courseLinks(ctx context.Context, root, tag string) ([]Link, error) {
 
 // notLinks are files whose links are not pins to move: examples in the
 // course's link check and this program's tests, and the page that
-// compares two fixed tags on purpose (internal/check/nextpage checks it).
+// compares two fixed tags on purpose (check/nextpage checks it).
 func notLinks(file string) bool {
-	return strings.HasPrefix(file, "internal/check/coursecheck/") || strings.HasPrefix(file, "hack/nextclient/") ||
+	return strings.HasPrefix(file, "check/coursecheck/") || strings.HasPrefix(file, "hack/nextclient/") ||
 		strings.HasPrefix(file, "docs/client-go-v")
 }
 

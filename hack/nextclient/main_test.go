@@ -238,7 +238,7 @@ func TestFormat(t *testing.T) {
 			{Name: "11-controller-runtime", BuildErr: []string{"x.go:1:1: undefined: y"},
 				Waiting: []string{"sigs.k8s.io/controller-runtime: v0.25.2 requires k8s.io/client-go v0.37.0"}},
 		},
-		Tests: []TestPackage{{Path: "m/01-watch", Result: "ok"}, {Path: "m/internal/check/coursecheck", Result: "FAIL", Failed: []string{"TestSourceLinks"},
+		Tests: []TestPackage{{Path: "m/01-watch", Result: "ok"}, {Path: "m/check/coursecheck", Result: "FAIL", Failed: []string{"TestSourceLinks"},
 			OnCurrent: "they pass on v0.37.2 (one run): likely the new version's doing"}},
 	}
 	got := Format(r)
@@ -248,7 +248,7 @@ func TestFormat(t *testing.T) {
 		"== 01-watch\n  build: ok\n  output: identical",
 		"    moved: 01-watch/README.md:3 client-go/a.go#L4 -> #L6\n  tests m/01-watch: ok",
 		"== 11-controller-runtime\n  build: does not build\n    x.go:1:1: undefined: y\n  waiting for a release of sigs.k8s.io/controller-runtime",
-		"tests m/internal/check/coursecheck: FAIL TestSourceLinks\n    [they pass on v0.37.2 (one run): likely the new version's doing]",
+		"tests m/check/coursecheck: FAIL TestSourceLinks\n    [they pass on v0.37.2 (one run): likely the new version's doing]",
 		"== 03-reflector\n  build: ok only once adapted as above: it imports m/internal/apiserver\n",
 		"chapters: 2 of 3 build, 2 print their golden output exactly",
 		"links: 1 (0 same, 1 moved, 0 changed, 0 gone, 0 broken)",
@@ -265,10 +265,10 @@ func TestWalkLinks(t *testing.T) {
 	dir := t.TempDir()
 	link := gh + "client-go/blob/v0.37.2/tools/cache/fifo.go#L4"
 	for file, text := range map[string]string{
-		"01-watch/README.md":                             "[x](" + link + ")\n",
-		"docs/client-go-v0.38.md":                        "[a]: " + link + "\n",
-		"internal/check/coursecheck/coursecheck_test.go": "// " + link + "\n",
-		".git/x.md": link + "\n",
+		"01-watch/README.md":                    "[x](" + link + ")\n",
+		"docs/client-go-v0.38.md":               "[a]: " + link + "\n",
+		"check/coursecheck/coursecheck_test.go": "// " + link + "\n",
+		".git/x.md":                             link + "\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, file)), 0o755); err != nil {
 			t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/transcripttest"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 // This file holds what the protocol tests share: the recorded transcripts

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/scripted"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/check/scripted"
 )
 
 // TestProcessDeltasMatchesInformer pins the copy: the same reflector

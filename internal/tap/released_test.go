@@ -3,7 +3,7 @@ package tap
 import (
 	"testing"
 
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 )
 
 // TestHoldReporting: a held handler call records Held, then Released

@@ -28,9 +28,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/admission"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver/transcripttest"
 )

@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	examplev1 "github.com/informer-walkthrough/informer-walkthrough/examples/widget-controller/api/v1"
-	"github.com/informer-walkthrough/informer-walkthrough/internal/check/leakcheck"
 )
 
 func TestWidget(t *testing.T) {
