@@ -100,6 +100,9 @@ func TestAccessorMakesNoInformer(t *testing.T) {
 // seconds: the first resync tick comes after one, and the relist only
 // after client-go's relist backoff (0.8-1.6 s).
 func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
+	if chaptertest.RunApart(t) {
+		return // it waits on a resync tick and a relist's backoff, apart from the other tests
+	}
 	c := chaptertest.Start(t) // also fails the test on leaked goroutines
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	pods := c.Client.CoreV1().Pods(c.Namespace)

@@ -42,6 +42,9 @@ func TestRealClusterShape(t *testing.T) {
 // line that the server ignored the selector, and the run goes on to
 // step 3 and ends well.
 func TestGateOff(t *testing.T) {
+	if chaptertest.RunApart(t) {
+		return // a whole run of the chapter, apart from the other tests
+	}
 	c := chaptertest.Start(t)
 	out := string(chaptertest.Run(t, "12-scale", func(ctx context.Context, w io.Writer) error {
 		return run(ctx, w, c)

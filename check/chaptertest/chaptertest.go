@@ -4,6 +4,11 @@
 // against both the output and the code; and as on a real cluster, where
 // no step can stage a fault. Each test also fails if it leaves a
 // goroutine behind.
+//
+// Golden, GoldenWith, GoldenInMemory, RealClusterShape and
+// RealClusterShapeWith are each the whole of a test: they run it in a
+// process of its own (RunApart), so that a package's chapter runs, which
+// wait on client-go's timers, wait at the same time.
 package chaptertest
 
 import (
@@ -55,6 +60,9 @@ func Golden(t *testing.T, chapter string, run cluster.RunFunc) {
 // testdata/<chapter>.trace.golden.
 func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
 	t.Helper()
+	if RunApart(t) {
+		return
+	}
 	rec, uninstall := installTrace(t, chapter)
 	defer uninstall()
 	c := StartWith(t, o)
@@ -69,6 +77,9 @@ func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.Run
 // GoldenInMemory is Golden for a chapter that needs no cluster.
 func GoldenInMemory(t *testing.T, chapter string, run func(context.Context, io.Writer) error) {
 	t.Helper()
+	if RunApart(t) {
+		return
+	}
 	leakcheck.Verify(t)
 	out, tr := RunTraced(t, chapter, run)
 	golden.Assert(t, chapter, out)
@@ -138,6 +149,9 @@ func RealClusterShape(t *testing.T, chapter string, run cluster.RunFunc) {
 // with o (StartWith): a real cluster configured as o configures it.
 func RealClusterShapeWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
 	t.Helper()
+	if RunApart(t) {
+		return
+	}
 	c := StartWith(t, o)
 	srv := c.Server
 	c.Server = nil                       // what a real cluster looks like to run
