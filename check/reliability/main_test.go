@@ -3,11 +3,13 @@ package reliability
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,7 +47,21 @@ type chapter struct {
 // TestMain builds every chapter (see build) while the tests that need
 // none run, and removes the binaries at the end. The tests run with one
 // Chromium for all of TestTraceFlag's pages (browser.Main).
+//
+// The parallel tests run up to parallelRuns at once unless -parallel
+// says otherwise: each mostly waits on a chapter's process, which waits
+// on client-go's timers, so testing's default (GOMAXPROCS, two on a
+// 2-core machine) would leave the cores idle.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallelRuns)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	dir, err := os.MkdirTemp("", "reliability")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -61,6 +77,9 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// parallelRuns is how many parallel tests run at once by default.
+const parallelRuns = 8
 
 var (
 	built    = make(chan struct{}) // closed when build has ended
