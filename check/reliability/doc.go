@@ -27,6 +27,7 @@
 //
 // The normal run is quick. More:
 //
+//	go test ./check/reliability -run Source -source.instrumented   # --source's build (CI runs it)
 //	go test ./check/reliability -run Convergence -convergence.seeds=1000
 //	go test ./check/reliability -run Convergence -convergence.seed=42 -v
 //	go test ./check/reliability -run 'Watchers|Memory' -load.big -v

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,25 @@ import (
 	"github.com/informer-walkthrough/informer-walkthrough/internal/trace"
 )
 
+// instrumented turns on the checks that build the chapters with client-go
+// instrumented for coverage, as --source does (TestSource,
+// TestSourceTrace). That build recompiles client-go's tools/cache and
+// rest and everything that imports them: about a minute of CPU once, and
+// 100 s on a fresh clone, which is why go test ./... leaves it out and
+// .ci/run turns it on (as Kubernetes runs its verify scripts outside go
+// test). With the build cached, the two tests take about 15 s of CPU.
+var instrumented = flag.Bool("source.instrumented", false,
+	"build the chapters with client-go instrumented and check --source (TestSource, TestSourceTrace)")
+
+// skipUninstrumented skips a test that needs the instrumented build
+// unless -source.instrumented asks for it.
+func skipUninstrumented(t *testing.T) {
+	t.Helper()
+	if !*instrumented {
+		t.Skip("needs the instrumented build: go test ./check/reliability -run Source -source.instrumented (.ci/run does)")
+	}
+}
+
 // coverBuild builds every chapter once more, into one binary as build
 // does, but with client-go instrumented as --source builds a chapter
 // (source.Packages; see build).
@@ -43,9 +63,7 @@ var coverBuild = sync.OnceValues(func() ([]chapter, error) {
 // entered is not pinned: most counts depend on how the watch events were
 // batched and on which goroutine ran first.
 func TestSource(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds client-go with coverage (about a minute of CPU)")
-	}
+	skipUninstrumented(t)
 	// Parallel: the other tests run while it builds and runs the
 	// chapters. It runs after the serial tests, whose leak checks count
 	// every goroutine of the process (its runs' output copiers too).
@@ -381,9 +399,7 @@ func TestSourceBadInput(t *testing.T) {
 // --view too, and its live page is checked as well as its file (each
 // file's code on one of the two: they draw it from the same input).
 func TestSourceTrace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds client-go with coverage (about a minute of CPU)")
-	}
+	skipUninstrumented(t)
 	// Parallel: the instrumented build is made once (coverBuild), by
 	// whichever of TestSource and this test asks first, after the plain
 	// build (built); the other waits for it.
