@@ -1,3 +1,5 @@
+//go:build bench
+
 package bench
 
 import (
@@ -14,7 +16,7 @@ import (
 // cluster (an HTTP round trip on loopback: encode, decode, and the
 // server's own lookup and deep copy), at 1, 1 000 and 10 000 pods.
 //
-//	go test -run '^$' -bench Get ./check/bench
+//	go test -tags bench -run '^$' -bench Get ./check/bench
 func BenchmarkGet(b *testing.B) {
 	for _, n := range sizes(1, 1_000, 10_000) {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {

@@ -1,3 +1,5 @@
+//go:build bench
+
 package bench
 
 import (
@@ -146,7 +148,7 @@ func calibrate(ops []op) []int {
 
 // sizes returns the object counts a benchmark runs at: all of them, or
 // with -short only the smallest, for a quick check that every
-// benchmark still works (go test -short -race -run '^$' -bench .).
+// benchmark still works (go test -tags bench -short -race -run '^$' -bench .).
 func sizes(all ...int) []int {
 	if testing.Short() {
 		return all[:1]

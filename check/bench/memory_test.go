@@ -1,3 +1,5 @@
+//go:build bench
+
 package bench
 
 import (
@@ -44,7 +46,7 @@ func stripManagedFields(obj any) (any, error) {
 // pod created by one client, as kube-apiserver does (transcript
 // 01-create-pods).
 //
-//	go test -run '^$' -bench InformerMemory ./check/bench
+//	go test -tags bench -run '^$' -bench InformerMemory ./check/bench
 func BenchmarkInformerMemory(b *testing.B) {
 	n := size(10_000, 100)
 	c, client := newCluster(b)
@@ -110,7 +112,7 @@ func checkCache(b *testing.B, inf cache.SharedIndexInformer, n int,
 // 1 000 pods: the requests each sends to sync (client-side request
 // log) and the live heap each holds once synced.
 //
-//	go test -run '^$' -bench Consumers ./check/bench
+//	go test -tags bench -run '^$' -bench Consumers ./check/bench
 func BenchmarkConsumers(b *testing.B) {
 	n := size(1_000, 100)
 	for _, consumers := range []int{2, 10} {
@@ -240,7 +242,7 @@ func countAdds() cache.ResourceEventHandler {
 //
 //   - metadatalean: the same with the Transform.
 //
-//     go test -run '^$' -bench InformerMemoryByKind ./check/bench
+//     go test -tags bench -run '^$' -bench InformerMemoryByKind ./check/bench
 func BenchmarkInformerMemoryByKind(b *testing.B) {
 	n := size(2_000, 50)
 	c, client := newCluster(b)

@@ -1,3 +1,5 @@
+//go:build bench
+
 package bench
 
 import (
@@ -28,7 +30,7 @@ import (
 // cache does, and there would be no pages to measure. The per-object
 // cost of the paged list growing with n is the sign of quadratic work.
 //
-//	go test -run '^$' -bench ServerList ./check/bench
+//	go test -tags bench -run '^$' -bench ServerList ./check/bench
 func BenchmarkServerList(b *testing.B) {
 	for _, n := range sizes(1_000, 10_000, 30_000) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
@@ -113,7 +115,7 @@ func watchList(b *testing.B, client kubernetes.Interface,
 // watcher has received every event. Server and clients share the
 // machine's CPUs, as in every chapter.
 //
-//	go test -run '^$' -bench WatchFanout ./check/bench
+//	go test -tags bench -run '^$' -bench WatchFanout ./check/bench
 func BenchmarkWatchFanout(b *testing.B) {
 	events := size(1_000, 100)
 	c, client := newCluster(b)

@@ -1,3 +1,5 @@
+//go:build bench
+
 package bench
 
 import (
@@ -20,7 +22,7 @@ import (
 // reports the requests that carried the initial pods (client-side
 // request log): watch-list's one WATCH, or LIST+WATCH's LIST pages.
 //
-//	go test -run '^$' -bench InitialSync ./check/bench
+//	go test -tags bench -run '^$' -bench InitialSync ./check/bench
 func BenchmarkInitialSync(b *testing.B) {
 	for _, n := range sizes(1_000, 10_000) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
