@@ -61,6 +61,14 @@ func newGCFamily(t *testing.T, opts Options) *gcFamily {
 	create("blocking", ref(owner, true))
 	create("plain", ref(owner, false))
 	create("shared", ref(owner, false), ref(other, false))
+	// The collector reads the creates' ADDED events in turn, behind the
+	// test's writes. A delete of the owner that overtook them would have
+	// it delete a dependent on its ADDED event, ahead of the order the
+	// owner's own event gives (sorted by name): the events' order would
+	// depend on timing, as a real collector's does. Let it catch up.
+	if s.store.gc != nil {
+		s.store.gc.settle()
+	}
 	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: s.ResourceVersion()})
 	if err != nil {
 		t.Fatal(err)
