@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
 	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/check/scripted"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cachecopy"
@@ -36,7 +35,7 @@ import (
 // resyncs are told apart (OnUpdate with the very same object twice) and
 // only the first one after the last change is compared.
 func TestProcessDeltasMatchesInformer(t *testing.T) {
-	if chaptertest.RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return // it waits on a relist's backoff, apart from the other tests
 	}
 	leakcheck.Verify(t)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/apiserver"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/show"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
@@ -123,7 +124,7 @@ func TestUnexpectedBackoffWaitsRealTime(t *testing.T) {
 // request log holds the same watch-list twice. The test takes the
 // second the header asks for.
 func TestRetryAfterNeverReachesTheReflector(t *testing.T) {
-	if chaptertest.RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return // it waits out a Retry-After, apart from the other tests
 	}
 	c := chaptertest.Start(t)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 )
@@ -178,7 +179,7 @@ func TestTombstoneNeverReachesIndexFuncs(t *testing.T) {
 func TestRelistTombstone(t *testing.T) {
 	for _, atomic := range []bool{true, false} {
 		t.Run(fmt.Sprintf("AtomicFIFO=%t", atomic), func(t *testing.T) {
-			if chaptertest.RunApart(t) {
+			if leakcheck.RunApart(t) {
 				return // it waits on a relist's backoff; and the feature gate is the process's
 			}
 			clientfeaturestesting.SetFeatureDuringTest(t,

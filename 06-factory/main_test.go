@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/tap"
@@ -100,7 +101,7 @@ func TestAccessorMakesNoInformer(t *testing.T) {
 // seconds: the first resync tick comes after one, and the relist only
 // after client-go's relist backoff (0.8-1.6 s).
 func TestRelistReachesOnlySyncingHandlers(t *testing.T) {
-	if chaptertest.RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return // it waits on a resync tick and a relist's backoff, apart from the other tests
 	}
 	c := chaptertest.Start(t) // also fails the test on leaked goroutines

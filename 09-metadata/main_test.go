@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-walkthrough/informer-walkthrough/check/chaptertest"
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/cluster"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/fixture"
 	"github.com/informer-walkthrough/informer-walkthrough/internal/heap"
@@ -89,7 +90,7 @@ func TestMemoryFiguresHaveMargin(t *testing.T) {
 // never receives it; it receives the relisted objects, and the
 // tombstone carries the object as the Transform left it.
 func TestTransformNeverSeesTombstone(t *testing.T) {
-	if chaptertest.RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return // it waits on a relist's backoff, apart from the other tests
 	}
 	c := chaptertest.Start(t)

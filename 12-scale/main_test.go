@@ -42,7 +42,7 @@ func TestRealClusterShape(t *testing.T) {
 // line that the server ignored the selector, and the run goes on to
 // step 3 and ends well.
 func TestGateOff(t *testing.T) {
-	if chaptertest.RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return // a whole run of the chapter, apart from the other tests
 	}
 	c := chaptertest.Start(t)

@@ -139,7 +139,7 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 		t.Skip("hack/update-codegen.sh needs bash")
 	}
 	// Parallel: the generators are processes of their own, and the
-	// chapter's runs, which run apart (chaptertest.RunApart), wait on
+	// chapter's runs, which run apart (leakcheck.RunApart), wait on
 	// client-go's timers meanwhile. Nothing here starts a goroutine that
 	// a serial test's leak check could count: those have all ended.
 	t.Parallel()

@@ -7,7 +7,7 @@
 //
 // Golden, GoldenWith, GoldenInMemory, RealClusterShape and
 // RealClusterShapeWith are each the whole of a test: they run it in a
-// process of its own (RunApart), so that a package's chapter runs, which
+// process of its own (leakcheck.RunApart), so that a package's chapter runs, which
 // wait on client-go's timers, wait at the same time.
 package chaptertest
 
@@ -60,7 +60,7 @@ func Golden(t *testing.T, chapter string, run cluster.RunFunc) {
 // testdata/<chapter>.trace.golden.
 func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
 	t.Helper()
-	if RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return
 	}
 	rec, uninstall := installTrace(t, chapter)
@@ -77,7 +77,7 @@ func GoldenWith(t *testing.T, chapter string, o cluster.Options, run cluster.Run
 // GoldenInMemory is Golden for a chapter that needs no cluster.
 func GoldenInMemory(t *testing.T, chapter string, run func(context.Context, io.Writer) error) {
 	t.Helper()
-	if RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return
 	}
 	leakcheck.Verify(t)
@@ -149,7 +149,7 @@ func RealClusterShape(t *testing.T, chapter string, run cluster.RunFunc) {
 // with o (StartWith): a real cluster configured as o configures it.
 func RealClusterShapeWith(t *testing.T, chapter string, o cluster.Options, run cluster.RunFunc) {
 	t.Helper()
-	if RunApart(t) {
+	if leakcheck.RunApart(t) {
 		return
 	}
 	c := StartWith(t, o)

@@ -1,4 +1,5 @@
-// Package leakcheck fails a test that leaves goroutines behind.
+// Package leakcheck fails a test that leaves goroutines behind, and runs
+// a test in a process of its own (RunApart), where it counts only its own.
 package leakcheck
 
 import (

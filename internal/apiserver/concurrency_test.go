@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 )
 
 // The concurrency tests run under -race: writers and watchers at once,
@@ -39,6 +41,9 @@ var configMapsRes = builtinRegistry().lookup(corev1.SchemeGroupVersion.WithResou
 // it (done) and forgets it, as kube-apiserver closes a watcher that does
 // not keep up. Its client would re-watch from its last resourceVersion.
 func TestSlowWatcherStore(t *testing.T) {
+	if leakcheck.RunApart(t) {
+		return // it waits on a stalled watcher, apart from the other tests
+	}
 	s := startServer(t)
 	newNamespace(t, s, "ns")
 	w, err := s.store.watch(configMapsRes, watchOptions{listOptions: listOptions{Namespace: "ns"}})
@@ -77,6 +82,9 @@ func TestSlowWatcherStore(t *testing.T) {
 // the watch. Once the client hangs up, the handler ends (startServer's
 // leak check).
 func TestSlowWatcherHTTP(t *testing.T) {
+	if leakcheck.RunApart(t) {
+		return // it waits on a stalled watcher, apart from the other tests
+	}
 	s := startServer(t)
 	newNamespace(t, s, "ns")
 	c := newClient(t, s)

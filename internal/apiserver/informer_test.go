@@ -17,6 +17,8 @@ import (
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-walkthrough/informer-walkthrough/check/leakcheck"
 )
 
 // TestInformersSync: a typed informer, a hand-built reflector and the
@@ -36,6 +38,9 @@ import (
 func TestInformersSync(t *testing.T) {
 	for _, watchList := range []bool{true, false} {
 		t.Run(fmt.Sprintf("WatchListClient=%v", watchList), func(t *testing.T) {
+			if leakcheck.RunApart(t) {
+				return // its informers wait to sync; and the feature gate is the process's
+			}
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
 			for _, tc := range []struct {
 				name  string

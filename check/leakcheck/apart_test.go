@@ -1,4 +1,4 @@
-package chaptertest
+package leakcheck
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 )
 
 // wantEnv asks TestApartOutcome's children for an outcome.
-const wantEnv = "CHAPTERTEST_TEST_WANT"
+const wantEnv = "LEAKCHECK_TEST_WANT"
 
 // TestRunsApart: the test body runs only in the child, which is told
 // its own name (a subtest's too, spaces and all).

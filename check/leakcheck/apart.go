@@ -1,4 +1,4 @@
-package chaptertest
+package leakcheck
 
 import (
 	"flag"
@@ -12,7 +12,7 @@ import (
 )
 
 // apartEnv names, in a process RunApart started, the test it runs.
-const apartEnv = "CHAPTERTEST_APART"
+const apartEnv = "LEAKCHECK_APART"
 
 // RunApart runs the calling test in a process of its own: this test
 // binary again, told to run that test alone. It is for a test that
@@ -20,15 +20,15 @@ const apartEnv = "CHAPTERTEST_APART"
 // backoff, a chapter's inherent waits): the package's tests that run
 // apart wait at the same time, not one after another.
 //
-// Why a process and not t.Parallel: a test's leak check counts every
-// goroutine of its process (leakcheck.Verify), and --trace's recorder is
-// installed process-wide (trace.Install), so two chapter runs in one
+// Why a process and not t.Parallel: Verify counts every goroutine of the
+// process, and other state is process-wide too (--trace's recorder,
+// trace.Install; client-go's feature gates), so two such tests in one
 // process would see each other's. In a process of its own the test runs
 // exactly as it runs alone.
 //
 // Call it first, as the whole of what a test does before its own code:
 //
-//	if chaptertest.RunApart(t) {
+//	if leakcheck.RunApart(t) {
 //		return // it ran in a process of its own, and t has its result
 //	}
 //
