@@ -7,8 +7,8 @@
 //
 // Golden, GoldenWith, GoldenInMemory, RealClusterShape and
 // RealClusterShapeWith are each the whole of a test: they run it in a
-// process of its own (leakcheck.RunApart), so that a package's chapter runs, which
-// wait on client-go's timers, wait at the same time.
+// process of its own (leakcheck.RunApart), so that a package's chapter
+// runs, which wait on client-go's timers, wait at the same time.
 package chaptertest
 
 import (
