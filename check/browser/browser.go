@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -81,6 +82,14 @@ var shared struct {
 
 	mu   sync.Mutex
 	idle []*tab // tabs a test has given back, for the next Start
+
+	// tabs holds a token per tab in use: at most one per CPU at once.
+	// A test package may run more tests in parallel than that (reliability
+	// runs eight, which mostly wait on chapters): without the limit each
+	// would open a tab of its own, a renderer that costs CPU to start and
+	// competes with the others, where a test waiting its turn gets a tab
+	// another has given back.
+	tabs chan struct{}
 }
 
 // tab is a tab of Main's Chromium, in a browser context of its own. A
@@ -138,6 +147,7 @@ func Main(m *testing.M) int {
 	}
 	ctx, stop := launch(context.Background(), exe)
 	defer stop()
+	shared.tabs = make(chan struct{}, goruntime.NumCPU())
 	// The first action on the context starts the browser.
 	shared.ctx = ctx
 	if err := chromedp.Do(ctx); err != nil {
@@ -205,6 +215,11 @@ func Start(t testing.TB) *Browser {
 		if shared.err != nil {
 			t.Fatal(shared.err)
 		}
+		select {
+		case shared.tabs <- struct{}{}:
+		case <-time.After(3 * time.Minute):
+			t.Fatal("waited 3 minutes for a tab: the tests that have one do not give it back")
+		}
 		shared.mu.Lock()
 		var tb *tab
 		if n := len(shared.idle); n > 0 {
@@ -214,6 +229,7 @@ func Start(t testing.TB) *Browser {
 		if tb == nil {
 			var err error
 			if tb, err = newTab(); err != nil {
+				<-shared.tabs
 				t.Fatalf("%s: %v", exe, err)
 			}
 		}
@@ -259,6 +275,7 @@ func (b *Browser) Close() {
 		tb.mu.Unlock()
 		ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
 		defer cancel()
+		defer func() { <-shared.tabs }() // after it is idle (or closed)
 		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 			tb.close()
 			return
