@@ -72,9 +72,13 @@ func printPods(w io.Writer, idx cache.Indexer) error {
 		if err != nil {
 			return err
 		}
+		imgs, err := imageIndex(p) // the images column: what the image index files it under
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(w, "    %s\t%s\t%s\t%s\n", key,
 			orDash(p.Labels["app"]), orDash(p.Spec.NodeName),
-			strings.Join(images(p), " "))
+			strings.Join(imgs, " "))
 	}
 	return nil
 }
@@ -178,15 +182,6 @@ func keyErrText(err error) string {
 func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
-}
-
-// images is a pod's images, one per container, for the pods' table.
-func images(p *corev1.Pod) []string {
-	var imgs []string
-	for _, ctr := range p.Spec.Containers {
-		imgs = append(imgs, ctr.Image)
-	}
-	return imgs
 }
 
 func orDash(s string) string {
