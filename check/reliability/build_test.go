@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/informer-walkthrough/informer-walkthrough/internal/source"
 )
 
 // build makes the chapters' binaries: one binary that holds every
@@ -32,8 +34,8 @@ import (
 // build cache, so a run of the tests whose chapters have not changed
 // links nothing, where go build -o links every time (about 4 s of CPU on
 // a 2-core machine). The binary go run starts is told to copy itself out
-// of the cache (copy-to); go run also leaves out the debugger's
-// information, which nothing here reads.
+// of the cache (source.EnvCopy, as --source tells a chapter); go run
+// also leaves out the debugger's information, which nothing here reads.
 //
 // With cover (the packages to instrument) the chapters are built as
 // --source builds one: with -cover -covermode=atomic, and their main
@@ -112,50 +114,25 @@ func build(dir string, cover []string) (chapters []chapter, err error) {
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/informer-walkthrough/informer-walkthrough/internal/source"
 %s)
 
-// main runs the chapter this binary is named after. Run as
-// "chapters copy-to PATH" (by go run), it copies itself to PATH.
+// main runs the chapter this binary is named after. Run by go run with
+// source.EnvCopy set, it copies itself there instead, as a chapter's
+// main does for --source (source.CopyRequested).
 %s
-	if len(os.Args) == 3 && os.Args[1] == "copy-to" {
-		if err := copySelf(os.Args[2]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		return
+	if code, done := source.CopyRequested(); done {
+		os.Exit(code)
 	}
 	switch strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") {
 %s	default:
 		fmt.Fprintln(os.Stderr, "no chapter is named", os.Args[0])
 		os.Exit(2)
 	}
-}
-
-// copySelf copies this program's executable to path.
-func copySelf(path string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	in, err := os.Open(self)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 `, pkgClause, imports.String(), mainFunc, cases.String()), 0o600)
 	if err != nil {
@@ -172,9 +149,10 @@ func copySelf(path string) error {
 	}
 
 	all := filepath.Join(dir, "chapters"+exe)
-	args := append(append([]string{"run", "-overlay", overlayFile}, goArgs...), target, "copy-to", all)
+	args := append(append([]string{"run", "-overlay", overlayFile}, goArgs...), target)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), source.EnvCopy+"="+all)
 	// Output to a file, not a buffer: exec then starts no goroutine, which
 	// the leak checks of the tests running meanwhile would count.
 	logFile := filepath.Join(dir, "build.log")

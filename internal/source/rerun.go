@@ -21,18 +21,19 @@ const (
 	// EnvChild is set in the chapter Rerun runs: it must be
 	// instrumented, and must not re-run itself again.
 	EnvChild = "INFORMER_WALKTHROUGH_SOURCE"
-	// envCopy asks the binary go run built to copy itself to this path
-	// and exit: go run keeps what it links in the build cache, so a
-	// second --source run of a chapter links nothing, where go build -o
-	// would link every time.
-	envCopy = "INFORMER_WALKTHROUGH_SOURCE_COPY"
+	// EnvCopy asks the binary go run built to copy itself to this path
+	// and exit (CopyRequested): go run keeps what it links in the build
+	// cache, so a second --source run of a chapter links nothing, where
+	// go build -o would link every time. (check/reliability builds its
+	// binary of every chapter the same way.)
+	EnvCopy = "INFORMER_WALKTHROUGH_SOURCE_COPY"
 )
 
 // CopyRequested is the first thing a chapter's main does: if Rerun built
 // this binary only to have it copied, it copies itself and reports true
 // (then main exits with code).
 func CopyRequested() (code int, done bool) {
-	to := os.Getenv(envCopy)
+	to := os.Getenv(EnvCopy)
 	if to == "" {
 		return 0, false
 	}
@@ -118,7 +119,7 @@ func Rerun(chapter string, args []string, stdout, stderr io.Writer) (int, error)
 	}
 	build := exec.Command("go", BuildArgs(info.Path)...)
 	build.Dir = root
-	build.Env = append(os.Environ(), envCopy+"="+bin)
+	build.Env = append(os.Environ(), EnvCopy+"="+bin)
 	log, err := build.CombinedOutput()
 	if interrupted() {
 		return 130, errors.New("--source: interrupted while building the chapter")
